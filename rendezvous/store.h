@@ -1,0 +1,47 @@
+#pragma once
+// The key-value store the agents rendezvous through: PyTorch's c10d::Store surface.
+// Implemented by StoreClient (TCP, the TCPStore protocol) and by a PrefixStore decorator.
+
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cpplaunch {
+
+using Bytes = std::string;  // values are arbitrary bytes; std::string is a convenient holder
+
+// Thrown by every Store operation on a broken connection, a protocol error or a deadline.
+// what() is one line naming the operation and the key.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+class StoreTimeout : public StoreError {
+ public:
+  using StoreError::StoreError;
+};
+
+// Not thread-safe: one caller at a time (as PyTorch's clients hold a mutex per store).
+// Every call blocks until the server answers or the store's timeout expires.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual void Set(const std::string& key, const Bytes& value) = 0;
+  // Blocks until the key exists (WAIT then GET, as PyTorch's client does).
+  virtual Bytes Get(const std::string& key) = 0;
+  // Atomically adds delta to the decimal counter at key (missing = 0); returns the new value.
+  virtual int64_t Add(const std::string& key, int64_t delta) = 0;
+  // TCPStore semantics: returns the value now stored (== desired on success).
+  virtual Bytes CompareSet(const std::string& key, const Bytes& expected, const Bytes& desired) = 0;
+  // True when every key exists; never blocks.
+  virtual bool Check(const std::vector<std::string>& keys) = 0;
+  // Blocks until every key exists; throws StoreTimeout after `timeout`.
+  virtual void Wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) = 0;
+  virtual bool DeleteKey(const std::string& key) = 0;
+  virtual int64_t NumKeys() = 0;
+};
+
+}  // namespace cpplaunch
