@@ -1,0 +1,54 @@
+#pragma once
+// torchrun's log directory layout:
+//   <base>/<run_id>_XXXXXXXX/attempt_<restart_count>/<local_rank>/{stdout.log,stderr.log,error.json}
+// <base> is --log-dir, or a fresh <temp root>/torchelastic_XXXXXXXX when none is given; the
+// XXXXXXXX are 8 random characters as Python's mkdtemp makes them. The run directory is made at
+// agent start even without redirects, because every worker gets an error.json path. "/dev/null"
+// as base disables all files, as newest torchrun does: nothing is created and every path is
+// empty (so TORCHELASTIC_ERROR_FILE is set to "").
+//
+// Blocking filesystem calls. Errors throw std::system_error (std::filesystem::filesystem_error
+// is one). Not thread-safe: the agent uses it from its loop thread.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace cpplaunch {
+
+class LogDir {
+ public:
+  // The value of --log-dir that disables every file.
+  static constexpr std::string_view kDisabled = "/dev/null";
+
+  // Creates <base> if missing (or a fresh temp dir when base is empty) and the unique run
+  // directory inside it. Throws std::system_error(ENOTDIR) when base names an existing
+  // non-directory, other std::system_error on I/O errors.
+  static LogDir Create(const std::string& base, std::string_view run_id,
+                       const std::filesystem::path& temp_root = TempRoot());
+
+  // Python's tempfile.gettempdir(): the first of $TMPDIR, $TEMP, $TMP that names a directory,
+  // else /tmp.
+  static std::filesystem::path TempRoot();
+
+  bool enabled() const { return !run_dir_.empty(); }
+  // <base>/<run_id>_XXXXXXXX; empty when disabled.
+  const std::filesystem::path& run_dir() const { return run_dir_; }
+
+  // Deletes <run_dir>/attempt_<restart_count> if it exists (membership-change restarts reuse
+  // the number), then creates it with one subdirectory per local rank. No-op when disabled.
+  void PrepareAttempt(int restart_count, int local_world_size) const;
+
+  // Paths inside the attempt directory; all empty when disabled.
+  std::filesystem::path AttemptDir(int restart_count) const;
+  std::filesystem::path RankDir(int restart_count, int local_rank) const;
+  std::filesystem::path StdoutLog(int restart_count, int local_rank) const;
+  std::filesystem::path StderrLog(int restart_count, int local_rank) const;
+  std::filesystem::path ErrorFile(int restart_count, int local_rank) const;
+
+ private:
+  explicit LogDir(std::filesystem::path run_dir) : run_dir_(std::move(run_dir)) {}
+  std::filesystem::path run_dir_;
+};
+
+}  // namespace cpplaunch
