@@ -1,0 +1,80 @@
+#pragma once
+// JobSentinel: makes sure nothing started by the job outlives the agent, even when the agent
+// is killed with SIGKILL and cannot clean up.
+//
+// Mechanism (chosen for robustness without privileges, strengthened when the kernel allows):
+//   1. A tiny sentinel process is forked at agent start, before any worker. It keeps one end of
+//      a SOCK_SEQPACKET socket pair, closes every other descriptor (so it never holds the
+//      store's port or a worker pipe), leaves the agent's session and ignores terminal signals.
+//      The agent tells it each worker's process group (Watch) and retires them after a clean
+//      stop (Forget). When the agent dies, the kernel closes the agent's end; the sentinel reads
+//      EOF at once and SIGKILLs every watched process group (and each leader pid), then the
+//      job cgroup. Only async-signal-safe calls run in the sentinel, so forking it from a
+//      multithreaded process is safe; it does not exec.
+//   2. When a cgroup v2 hierarchy is mounted and writable (root, or a delegated subtree) and
+//      has cgroup.kill (Linux >= 5.14), a job cgroup "cpplaunch-<agentpid>-<n>" is created
+//      below the agent's own cgroup and every worker joins it before exec. Descendants cannot
+//      leave a cgroup by setsid() or double forking, so cgroup.kill reaches even daemonized
+//      grandchildren, which process groups do not. Whether a process may be moved there is
+//      probed once by moving the sentinel in and back out; on any failure the job runs with
+//      process groups only (weaker: a descendant that calls setsid() escapes an agent SIGKILL,
+//      though a living agent still kills it through its subreaper adoption).
+//   3. Workers also get PR_SET_PDEATHSIG(SIGKILL) (see posix_worker_group.h), which covers the
+//      worker itself even if the sentinel was killed too.
+// Why not cgroups alone: they are often not writable (non-root without delegation, cgroup v1);
+// why not process groups alone: grandchildren that daemonize escape them.
+//
+// Threads: not thread-safe; use from the agent's loop thread. No method blocks except Start()
+// (one fork and a short handshake) and the destructor (waits up to 1 s for the sentinel).
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+namespace cpplaunch {
+
+struct JobSentinelOptions {
+  bool use_cgroup = true;  // false: process groups only (tests of the fallback)
+};
+
+class JobSentinel {
+ public:
+  // Forks the sentinel (and creates the job cgroup if possible). Call early in main, before
+  // other threads exist. Throws std::system_error if the socket pair or the fork fails.
+  static std::unique_ptr<JobSentinel> Start(JobSentinelOptions options = {});
+
+  // Clean shutdown: the sentinel exits without killing anything; the job cgroup is removed
+  // (it is empty after the agent's final StopAll). Reaps the sentinel, waiting up to 1 s.
+  ~JobSentinel();
+  JobSentinel(const JobSentinel&) = delete;
+  JobSentinel& operator=(const JobSentinel&) = delete;
+
+  // Registers / retires a worker's process group (its pid, since the worker called setsid()).
+  // Never blocks; returns false if the sentinel is gone (it was killed): containment then
+  // rests on PDEATHSIG, the cgroup and a living agent.
+  bool Watch(pid_t pgid);
+  bool Forget(pid_t pgid);
+
+  // SIGKILLs every process in the job cgroup (cgroup.kill). No-op without a cgroup.
+  void KillCgroup();
+
+  // Write end of the job cgroup's cgroup.procs (close-on-exec) for children to join it by
+  // writing "0"; -1 without a cgroup.
+  int cgroup_procs_fd() const { return procs_fd_; }
+  bool has_cgroup() const { return procs_fd_ >= 0; }
+  const std::string& cgroup_path() const { return cgroup_path_; }  // empty without a cgroup
+  pid_t pid() const { return pid_; }
+
+ private:
+  JobSentinel() = default;
+  bool Send(char op, pid_t value);
+
+  pid_t pid_ = -1;
+  int socket_fd_ = -1;  // the agent's end
+  int procs_fd_ = -1;
+  int kill_fd_ = -1;
+  std::string cgroup_path_;
+};
+
+}  // namespace cpplaunch
