@@ -1,0 +1,97 @@
+#pragma once
+// The dynamic (c10d-like) rendezvous as a pure state machine: no I/O, no clock, no store.
+//
+// The whole state of one job's rendezvous lives in one store value, updated by COMPARE_SET with
+// the previous value as the fencing token (as torchrun's c10d backend does with its pickled
+// state). Every agent runs the same loop: read the state, call DecideJoin(), and either write the
+// proposed state (retrying on a lost race), wait for the state to change, or finish.
+//
+// Semantics follow torchrun's join algorithm (torchrun-reference.md §7):
+//   - a round that is not complete takes participants until MAX; reaching MIN arms the last-call
+//     deadline (last_call_timeout); reaching MAX completes the round at once; a participant that
+//     sees the deadline passed with >= MIN participants completes it;
+//   - a node that finds the round complete without it joins the wait list (when the round is not
+//     full), which tells the running participants to restart for a new round;
+//   - ranks are the positions of the node ids in sorted order;
+//   - a closed rendezvous (job finished or failed for good) admits nobody.
+// Differences, by design: rounds are opened explicitly (a node restarting after round r asks for
+// a round >= r + 1, so a dead participant cannot hold the next round back), and the restart count
+// of the job lives in the state so every host exports the same TORCHELASTIC_RESTART_COUNT.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cpplaunch {
+
+struct RendezvousState {
+  int64_t version = 0;        // bumped by every write; waiters wait for version + 1
+  int64_t round = 0;
+  int restart_count = 0;      // failure-triggered restarts so far (job-wide)
+  int min_nodes = 0;          // recorded by the first node, checked against every later node
+  int max_nodes = 0;
+  bool complete = false;
+  bool closed = false;
+  int64_t last_call_deadline_ms = 0;      // wall-clock ms since the epoch; 0 = not armed
+  std::vector<std::string> participants;  // node ids, sorted: rank = index
+  std::vector<std::string> wait_list;     // node ids, sorted
+  std::string closed_reason;              // one line; set with closed
+
+  // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
+  std::string Encode() const;
+  // Returns nullopt and fills *error when `text` is not an encoded state.
+  static std::optional<RendezvousState> Decode(std::string_view text, std::string* error);
+
+  int RankOf(std::string_view node_id) const;  // -1 when not a participant
+  bool IsWaiting(std::string_view node_id) const;
+  friend bool operator==(const RendezvousState&, const RendezvousState&) = default;
+};
+
+struct JoinRequest {
+  std::string node_id;
+  int min_nodes = 1;
+  int max_nodes = 1;
+  std::chrono::milliseconds last_call_timeout{30000};
+  // Join only a round >= min_round: 0 for the first join, previous round + 1 after a restart.
+  int64_t min_round = 0;
+  // Restart count this node asks for when it opens or joins a new round (previous count + 1
+  // after a failure, the same count after a membership change). The highest request wins.
+  int restart_count = 0;
+};
+
+enum class JoinAction {
+  kWrite,     // COMPARE_SET `next` over the state that was read, then decide again
+  kWait,      // wait until the state changes, or until wake_at_ms if that is set
+  kDone,      // the round is complete with this node at `rank`
+  kClosed,    // the rendezvous was closed: `message` says why
+  kMismatch,  // this node's MIN:MAX differs from the job's: `message` says how
+};
+
+struct JoinDecision {
+  JoinAction action = JoinAction::kWait;
+  RendezvousState next;    // kWrite: the proposed state; kDone/kWait: the state read
+  int64_t wake_at_ms = 0;  // kWait: re-decide at this wall-clock time (0 = only on a change)
+  int rank = -1;           // kDone
+  std::string message;     // kClosed, kMismatch
+};
+
+// One step of the join algorithm. `current` is nullopt when no state was stored yet.
+JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const JoinRequest& me,
+                        int64_t now_ms);
+
+// The state with `node_id` removed from the participants and the wait list of an incomplete
+// round (a node giving up after join_timeout, or a dead node found by its missing heartbeats).
+// Disarms the last-call deadline when fewer than MIN participants remain. Version is bumped.
+RendezvousState WithoutNode(RendezvousState state, std::string_view node_id);
+
+// The state closed for good with `reason` (job succeeded or failed). Version is bumped.
+RendezvousState Closed(RendezvousState state, std::string reason);
+
+// True when a participant of the complete round `round` must restart its workers for a new
+// round: a newer round was opened, or nodes wait to join.
+bool MembershipChangePending(const RendezvousState& state, int64_t round);
+
+}  // namespace cpplaunch

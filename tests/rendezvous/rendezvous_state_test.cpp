@@ -1,0 +1,196 @@
+#include "rendezvous/rendezvous_state.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+namespace cpplaunch {
+namespace {
+
+JoinRequest Node(std::string id, int min_nodes, int max_nodes, int64_t min_round = 0,
+                 int restart_count = 0) {
+  JoinRequest request;
+  request.node_id = std::move(id);
+  request.min_nodes = min_nodes;
+  request.max_nodes = max_nodes;
+  request.last_call_timeout = std::chrono::milliseconds(1000);
+  request.min_round = min_round;
+  request.restart_count = restart_count;
+  return request;
+}
+
+// An in-memory table standing in for the store key: applies writes as COMPARE_SET would.
+struct Table {
+  std::optional<RendezvousState> state;
+
+  // Runs DecideJoin until the node has to wait or is done; returns the last decision.
+  JoinDecision Step(const JoinRequest& me, int64_t now_ms) {
+    for (int i = 0; i < 10; ++i) {
+      JoinDecision decision = DecideJoin(state, me, now_ms);
+      if (decision.action != JoinAction::kWrite) return decision;
+      REQUIRE(decision.next.version == (state ? state->version : 0) + 1);
+      state = decision.next;
+    }
+    FAIL("DecideJoin kept writing");
+    return {};
+  }
+};
+
+TEST_CASE("Rendezvous state survives an encode/decode round trip", "[rendezvous][state]") {
+  RendezvousState state;
+  state.version = 7;
+  state.round = 3;
+  state.restart_count = 2;
+  state.min_nodes = 2;
+  state.max_nodes = 4;
+  state.complete = true;
+  state.last_call_deadline_ms = 1234567890123;
+  state.participants = {"10.0.0.1_12", "10.0.0.2_99"};
+  state.wait_list = {"[::1]_5"};
+  state.closed_reason = "line one\nline two";
+  std::string error;
+  auto decoded = RendezvousState::Decode(state.Encode(), &error);
+  REQUIRE(decoded);
+  state.closed_reason = "line one line two";
+  CHECK(*decoded == state);
+}
+
+TEST_CASE("Rendezvous state decoding rejects garbage", "[rendezvous][state]") {
+  std::string error;
+  CHECK_FALSE(RendezvousState::Decode("Y2FuaW1hZGFt", &error));
+  CHECK_FALSE(error.empty());
+  CHECK_FALSE(RendezvousState::Decode("version=x\n", &error));
+  CHECK_FALSE(RendezvousState::Decode("version=1\n", &error));
+}
+
+TEST_CASE("A fixed-size rendezvous completes when the last node joins", "[rendezvous][state]") {
+  Table table;
+  CHECK(table.Step(Node("c", 3, 3), 0).action == JoinAction::kWait);
+  CHECK(table.Step(Node("a", 3, 3), 0).action == JoinAction::kWait);
+  JoinDecision last = table.Step(Node("b", 3, 3), 0);
+  REQUIRE(last.action == JoinAction::kDone);
+  CHECK(last.rank == 1);
+  CHECK(table.state->complete);
+  CHECK(table.state->last_call_deadline_ms == 0);
+  // Ranks follow the sorted node ids, whatever the join order.
+  CHECK(table.Step(Node("a", 3, 3), 0).rank == 0);
+  CHECK(table.Step(Node("c", 3, 3), 0).rank == 2);
+}
+
+TEST_CASE("An elastic rendezvous completes at MIN after the last call", "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 2, 4), 1000);
+  JoinDecision second = table.Step(Node("b", 2, 4), 5000);
+  REQUIRE(second.action == JoinAction::kWait);
+  CHECK(second.wake_at_ms == 6000);  // last call armed when MIN was reached
+  CHECK(table.Step(Node("a", 2, 4), 5999).action == JoinAction::kWait);
+  // A third node before the deadline does not extend it.
+  CHECK(table.Step(Node("c", 2, 4), 5500).wake_at_ms == 6000);
+  JoinDecision done = table.Step(Node("a", 2, 4), 6000);
+  REQUIRE(done.action == JoinAction::kDone);
+  CHECK(table.state->participants.size() == 3);
+}
+
+TEST_CASE("An elastic rendezvous completes at MAX without waiting", "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 1, 2), 0);
+  CHECK(table.Step(Node("b", 1, 2), 10).action == JoinAction::kDone);
+}
+
+TEST_CASE("A node arriving at a complete round goes to the wait list", "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 1, 3), 0);
+  table.Step(Node("b", 1, 3), 0);
+  table.Step(Node("a", 1, 3), 1000);  // last call passed: complete with a, b
+  REQUIRE(table.state->complete);
+  CHECK_FALSE(MembershipChangePending(*table.state, 0));
+  CHECK(table.Step(Node("c", 1, 3), 1500).action == JoinAction::kWait);
+  CHECK(table.state->wait_list == std::vector<std::string>{"c"});
+  CHECK(MembershipChangePending(*table.state, 0));
+  // The participants restart for round 1 with the same restart count; c joins it.
+  table.Step(Node("b", 1, 3, 1, 0), 2000);
+  CHECK(table.state->round == 1);
+  CHECK(table.state->wait_list.empty());
+  CHECK(MembershipChangePending(*table.state, 0));
+  table.Step(Node("c", 1, 3), 2001);
+  JoinDecision done = table.Step(Node("a", 1, 3, 1, 0), 2002);
+  REQUIRE(done.action == JoinAction::kDone);  // MAX reached
+  CHECK(table.state->restart_count == 0);
+  CHECK(table.state->participants == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("A full round keeps an extra node waiting without a restart", "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 1, 1), 0);
+  CHECK(table.Step(Node("b", 1, 1), 0).action == JoinAction::kWait);
+  CHECK(table.state->wait_list.empty());
+}
+
+TEST_CASE("A failure restart opens a new round with the higher restart count",
+          "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 2, 2), 0);
+  table.Step(Node("b", 2, 2), 0);
+  REQUIRE(table.state->complete);
+  // b saw a membership change first (same count), a saw the failure (count + 1).
+  table.Step(Node("b", 2, 2, 1, 0), 0);
+  JoinDecision done = table.Step(Node("a", 2, 2, 1, 1), 0);
+  REQUIRE(done.action == JoinAction::kDone);
+  CHECK(table.state->round == 1);
+  CHECK(table.state->restart_count == 1);
+  CHECK(table.Step(Node("b", 2, 2, 1, 0), 0).action == JoinAction::kDone);
+}
+
+TEST_CASE("A participant of an incomplete round raises the restart count",
+          "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 2, 2, 0, 0), 0);
+  table.Step(Node("a", 2, 2, 0, 2), 0);
+  CHECK(table.state->restart_count == 2);
+}
+
+TEST_CASE("A node with a different --nnodes is refused with both values",
+          "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 2, 2), 0);
+  JoinDecision refused = table.Step(Node("b", 3, 3), 0);
+  REQUIRE(refused.action == JoinAction::kMismatch);
+  CHECK(refused.message.find("--nnodes=3") != std::string::npos);
+  CHECK(refused.message.find("--nnodes=2") != std::string::npos);
+}
+
+TEST_CASE("A closed rendezvous admits nobody", "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 1, 2), 0);
+  table.state = Closed(*table.state, "job failed on host x");
+  JoinDecision refused = table.Step(Node("b", 1, 2), 0);
+  REQUIRE(refused.action == JoinAction::kClosed);
+  CHECK(refused.message == "job failed on host x");
+}
+
+TEST_CASE("A node leaving an incomplete round disarms the last call below MIN",
+          "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 2, 3), 0);
+  table.Step(Node("b", 2, 3), 0);
+  REQUIRE(table.state->last_call_deadline_ms != 0);
+  RendezvousState left = WithoutNode(*table.state, "b");
+  CHECK(left.participants == std::vector<std::string>{"a"});
+  CHECK(left.last_call_deadline_ms == 0);
+  CHECK(left.version == table.state->version + 1);
+}
+
+TEST_CASE("Many nodes joining in any order agree on ranks", "[rendezvous][state]") {
+  Table table;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 64; ++i) ids.push_back("node" + std::to_string((i * 37) % 64 + 100));
+  for (const auto& id : ids) table.Step(Node(id, 64, 64), 0);
+  REQUIRE(table.state->complete);
+  std::map<int, std::string> by_rank;
+  for (const auto& id : ids) by_rank[table.Step(Node(id, 64, 64), 0).rank] = id;
+  CHECK(by_rank.size() == 64);
+  CHECK(by_rank.begin()->second == "node100");
+}
+
+}  // namespace
+}  // namespace cpplaunch
