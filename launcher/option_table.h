@@ -1,0 +1,43 @@
+#pragma once
+// The table of torchrun's command-line options (newest torchrun, both spellings), shared
+// by the parser (options.cpp) and the help text (help_text.cpp). Pure data.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace cpplaunch {
+
+enum class OptionId {
+  kNnodes, kNprocPerNode, kRdzvBackend, kRdzvEndpoint, kRdzvId, kRdzvConf, kStandalone,
+  kMaxRestarts, kMonitorInterval, kStartMethod, kEventLogHandler, kRole, kModule, kNoPython,
+  kRunPath, kLogDir, kRedirects, kTee, kLocalRanksFilter, kDuplicateStdoutFilters,
+  kDuplicateStderrFilters, kNodeRank, kMasterAddr, kMasterPort, kLocalAddr, kLogsSpecs,
+  kNumaBinding, kSignalsToHandle, kShutdownTimeout, kVirtualLocalRank, kHelp,
+};
+
+// How argparse converts the option's text. Conversion failures are usage errors (exit 2).
+enum class ValueKind { kFlag, kString, kInt, kFloat, kHelp };
+
+struct OptionSpec {
+  OptionId id;
+  std::string_view name;          // canonical spelling, "--nproc-per-node"
+  std::string_view alias;         // underscore spelling, "--nproc_per_node", or ""
+  std::string_view short_name;    // "-r", or ""
+  ValueKind kind;
+  std::string_view choices;       // "spawn,fork,forkserver", or "" for any value
+  bool has_env;                   // PET_<DEST> supplies the default
+  std::string_view default_text;  // for the help text
+  std::string_view help;          // one line
+};
+
+// In torchrun's declaration order (argparse's usage order).
+std::span<const OptionSpec> OptionTable();
+const OptionSpec& SpecFor(OptionId id);
+
+// "PET_NPROC_PER_NODE": PET_ + the canonical name without dashes, '-' -> '_', upper case.
+std::string EnvNameFor(const OptionSpec& spec);
+// argparse's name in error messages: "-r/--redirects", "--nproc-per-node/--nproc_per_node".
+std::string DisplayName(const OptionSpec& spec);
+
+}  // namespace cpplaunch

@@ -1,0 +1,102 @@
+#include "worker_env/env_builder.h"
+
+#include "worker_env/env_names.h"
+
+namespace cpplaunch {
+namespace {
+
+std::string Strip(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return "";
+  const size_t end = s.find_last_not_of(kSpace);
+  return std::string(s.substr(begin, end - begin + 1));
+}
+
+void Put(EnvMap& env, std::string_view name, std::string value) {
+  env.insert_or_assign(std::string(name), std::move(value));
+}
+
+void PutIdentity(EnvMap& env, const WorkerIdentity& who) {
+  using namespace env_names;
+  Put(env, kLocalRank, std::to_string(who.local_rank));
+  Put(env, kRank, std::to_string(who.rank));
+  Put(env, kGroupRank, std::to_string(who.group_rank));
+  Put(env, kRoleRank, std::to_string(who.role_rank));
+  Put(env, kLocalWorldSize, std::to_string(who.local_world_size));
+  Put(env, kWorldSize, std::to_string(who.world_size));
+  Put(env, kGroupWorldSize, std::to_string(who.group_world_size));
+  Put(env, kRoleWorldSize, std::to_string(who.role_world_size));
+}
+
+void PutJob(EnvMap& env, const JobInfo& job, int local_rank) {
+  using namespace env_names;
+  Put(env, kRoleName, job.role);
+  Put(env, kMasterAddr, job.master_addr);
+  Put(env, kMasterPort, std::to_string(job.master_port));
+  Put(env, kRestartCount, std::to_string(job.restart_count));
+  Put(env, kMaxRestarts, std::to_string(job.max_restarts));
+  Put(env, kRunId, job.run_id);
+  Put(env, kUseAgentStore, job.use_agent_store ? "True" : "False");
+  Put(env, kErrorFile, job.error_file_for(local_rank));
+  Put(env, kSignalsToHandle, job.signals_to_handle);
+}
+
+// Keeps the agent's value (already inherited) or defaults it to "1".
+void DefaultToOne(EnvMap& env, std::string_view name) {
+  if (!Lookup(env, name)) Put(env, name, "1");
+}
+
+std::vector<std::string> ToEntries(const EnvMap& env) {
+  std::vector<std::string> entries;
+  entries.reserve(env.size());
+  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  return entries;
+}
+
+}  // namespace
+
+bool OmpThreadsDefaulted(const EnvMap& agent_env, int local_world_size) {
+  return local_world_size > 1 && !Lookup(agent_env, env_names::kOmpNumThreads);
+}
+
+std::optional<std::string> VirtualVisibleDevice(const std::optional<std::string>& parent_value,
+                                                int local_rank, std::string* error) {
+  if (!parent_value) return std::to_string(local_rank);
+  std::vector<std::string_view> devices;
+  std::string_view rest = *parent_value;
+  for (size_t comma; (comma = rest.find(',')) != std::string_view::npos;) {
+    devices.push_back(rest.substr(0, comma));
+    rest.remove_prefix(comma + 1);
+  }
+  devices.push_back(rest);
+  if (local_rank < 0 || local_rank >= static_cast<int>(devices.size())) {
+    *error = "local_rank " + std::to_string(local_rank) + " exceeds available GPUs in " +
+             std::string(env_names::kCudaVisibleDevices) + "=" + *parent_value;
+    return std::nullopt;
+  }
+  return Strip(devices[local_rank]);
+}
+
+std::optional<WorkerEnv> BuildWorkerEnv(const EnvMap& agent_env, const JobInfo& job,
+                                        const WorkerIdentity& who, std::string* error) {
+  EnvMap env = agent_env;
+  PutIdentity(env, who);
+  PutJob(env, job, who.local_rank);
+  DefaultToOne(env, env_names::kNcclAsyncErrorHandling);
+  DefaultToOne(env, env_names::kTorchNcclAsyncErrorHandling);
+  WorkerEnv out;
+  out.omp_num_threads_defaulted = OmpThreadsDefaulted(agent_env, who.local_world_size);
+  if (out.omp_num_threads_defaulted) Put(env, env_names::kOmpNumThreads, "1");
+  if (job.virtual_local_rank) {
+    auto device = VirtualVisibleDevice(Lookup(agent_env, env_names::kCudaVisibleDevices),
+                                       who.local_rank, error);
+    if (!device) return std::nullopt;
+    Put(env, env_names::kLocalRank, "0");
+    Put(env, env_names::kCudaVisibleDevices, *device);
+  }
+  out.entries = ToEntries(env);
+  return out;
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,61 @@
+#include "worker_env/rank_layout.h"
+
+#include <numeric>
+
+namespace cpplaunch {
+namespace {
+
+bool Validate(int group_rank, const std::vector<int>& sizes, std::string* error) {
+  if (sizes.empty() || group_rank < 0 || group_rank >= static_cast<int>(sizes.size())) {
+    *error = "group rank " + std::to_string(group_rank) + " is outside the " +
+             std::to_string(sizes.size()) + " agents of the rendezvous";
+    return false;
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 1) {
+      *error = "agent " + std::to_string(i) + " reported " + std::to_string(sizes[i]) +
+               " local workers; every agent needs at least 1";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<RankLayout> ComputeRankLayout(int group_rank,
+                                            const std::vector<int>& local_world_sizes,
+                                            std::string* error) {
+  if (!Validate(group_rank, local_world_sizes, error)) return std::nullopt;
+  RankLayout layout;
+  layout.group_rank = group_rank;
+  layout.group_world_size = static_cast<int>(local_world_sizes.size());
+  layout.local_world_size = local_world_sizes[group_rank];
+  layout.base_rank = std::accumulate(local_world_sizes.begin(),
+                                     local_world_sizes.begin() + group_rank, 0);
+  layout.world_size = std::accumulate(local_world_sizes.begin(), local_world_sizes.end(), 0);
+  for (int local_rank = 0; local_rank < layout.local_world_size; ++local_rank) {
+    WorkerIdentity w;
+    w.local_rank = local_rank;
+    w.rank = layout.base_rank + local_rank;
+    w.group_rank = group_rank;
+    w.role_rank = w.rank;
+    w.role_world_size = layout.world_size;
+    w.local_world_size = layout.local_world_size;
+    w.world_size = layout.world_size;
+    w.group_world_size = layout.group_world_size;
+    layout.workers.push_back(w);
+  }
+  return layout;
+}
+
+std::optional<RankLayout> ComputeRankLayout(int group_rank, int group_world_size, int nproc,
+                                            std::string* error) {
+  if (group_world_size < 1) {
+    *error = "a rendezvous needs at least 1 agent, got " + std::to_string(group_world_size);
+    return std::nullopt;
+  }
+  return ComputeRankLayout(group_rank, std::vector<int>(group_world_size, nproc), error);
+}
+
+}  // namespace cpplaunch
