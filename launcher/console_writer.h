@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,6 +69,7 @@ class ConsoleWriter {
 
   boost::asio::io_context& io_;
   int fd_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // handlers hold a weak_ptr to it
   boost::asio::posix::stream_descriptor async_;  // open only in the asynchronous strategy
   boost::asio::steady_timer flush_timer_;
   std::string queue_;

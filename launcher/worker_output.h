@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -96,20 +97,21 @@ class WorkerOutput {
   class Stream;
   void OnStreamDone();
   void MaybeFinishDrain();
-  void FinishDrain();
 
   boost::asio::io_context& io_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // handlers hold a weak_ptr to it
   ConsoleWriter& out_;
   ConsoleWriter& err_;
   std::vector<std::unique_ptr<Stream>> streams_;
   std::vector<int> child_fds_;  // the agent's copies of child-side fds, closed by Start()
   boost::asio::steady_timer drain_timer_;
   std::function<void()> drained_;
+  std::chrono::steady_clock::time_point drain_start_;
   std::chrono::steady_clock::time_point drain_deadline_;
+  bool started_ = false;
   bool draining_ = false;
   bool flushing_ = false;
   std::uint64_t bytes_read_ = 0;
-  friend class Stream;
 };
 
 }  // namespace cpplaunch
