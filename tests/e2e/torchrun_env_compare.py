@@ -20,8 +20,9 @@ SHAPES = {
     "MASTER_PORT": r"\d+",
     "TORCHELASTIC_ERROR_FILE": r"/.+/torchelastic_[^/]+/none_[^/]+/attempt_0/(\d+)/error\.json",
 }
-# cpplaunch exports the NCCL variable under both names (1.13 and newest torch).
-CPPLAUNCH_EXTRA = {"TORCH_NCCL_ASYNC_ERROR_HANDLING"}
+# cpplaunch exports the NCCL variable under both names (1.13 and newest torch), and
+# TORCHELASTIC_SIGNALS_TO_HANDLE as newest torchrun does.
+CPPLAUNCH_EXTRA = {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_SIGNALS_TO_HANDLE"}
 
 
 def free_port():

@@ -1,0 +1,415 @@
+#include "launcher/agent.h"
+
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "launcher/console_writer.h"
+#include "launcher/error_file.h"
+#include "launcher/failure_report.h"
+#include "launcher/host_info.h"
+#include "launcher/line_prefixer.h"
+#include "launcher/log_dir.h"
+#include "launcher/posix_worker_group.h"
+#include "launcher/signal_watch.h"
+#include "launcher/supervisor.h"
+#include "launcher/worker_output.h"
+#include "rendezvous/endpoint.h"
+#include "rendezvous/store_server.h"
+#include "worker_env/env_builder.h"
+#include "worker_env/env_names.h"
+#include "worker_env/rank_layout.h"
+#include "worker_env/worker_command.h"
+
+namespace cpplaunch {
+namespace {
+
+using std::chrono::milliseconds;
+
+// How long the agent waits for worker pipes to reach EOF once the workers are reaped (a
+// grandchild that escaped the teardown may hold a write end).
+constexpr milliseconds kDrainGrace{2000};
+// Bound on flushing the agent's own console at exit.
+constexpr milliseconds kFinalFlush{5000};
+
+// --run-path: torchrun runs the script with runpy inside its own Python, with @record
+// applied. Without an interpreter in the agent, the same is done in the worker's Python.
+constexpr const char* kRunPathBootstrap =
+    "import runpy, sys\n"
+    "try:\n"
+    "    from torch.distributed.elastic.multiprocessing.errors import record\n"
+    "except ImportError:\n"
+    "    record = lambda f: f\n"
+    "sys.argv = sys.argv[1:]\n"
+    "record(lambda: runpy.run_path(sys.argv[0], run_name='__main__'))()\n";
+
+}  // namespace
+
+std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
+  if (o.logs_specs && *o.logs_specs != "default")
+    return "--logs-specs=" + *o.logs_specs +
+           " names a Python plugin; cpplaunch has torchrun's default log layout only "
+           "(remove the option)";
+  if (o.numa_binding)
+    return "--numa-binding is not supported: cpplaunch does not bind workers to NUMA nodes "
+           "(remove the option, or wrap the worker in numactl)";
+  if (o.event_log_handler != "null")
+    return "--event-log-handler=" + o.event_log_handler +
+           " is not supported: cpplaunch emits no torchelastic events (use the default, null)";
+  if (!o.duplicate_stdout_filters.empty() || !o.duplicate_stderr_filters.empty())
+    return "--duplicate-stdout-filters/--duplicate-stderr-filters are not supported yet "
+           "(remove them; grep the per-rank logs written with --redirects/--tee instead)";
+  if (o.rdzv_backend == "etcd" || o.rdzv_backend == "etcd-v2")
+    return "--rdzv-backend=" + o.rdzv_backend +
+           " is not supported: cpplaunch agents rendezvous through their own store "
+           "(use --rdzv-backend=c10d or static)";
+  if (o.max_nodes > 1)
+    return "jobs over several hosts (--nnodes=" + std::to_string(o.max_nodes) +
+           ") are not available in this build yet; run one host per job";
+  return std::nullopt;
+}
+
+class Agent::Impl {
+ public:
+  Impl(LaunchOptions options, EnvMap environment, JobSentinel* sentinel)
+      : options_(std::move(options)),
+        env_(std::move(environment)),
+        sentinel_(sentinel),
+        out_(io_, STDOUT_FILENO),
+        err_(io_, STDERR_FILENO) {}
+
+  int Run() {
+    if (auto problem = UnsupportedOption(options_)) {
+      Say("error: " + *problem);
+      return Finish(2);
+    }
+    try {
+      Prepare();
+    } catch (const StoreBindError& e) {
+      Say("error: " + std::string(e.what()));
+      return Finish(1);
+    } catch (const std::exception& e) {
+      Say("error: " + std::string(e.what()));
+      return Finish(1);
+    }
+    boost::asio::post(io_, [this] { StartAttempt(); });
+    io_.run();
+    return exit_code_;
+  }
+
+ private:
+  // One line on the agent's stderr, in order with the workers' tee'd lines.
+  void Say(const std::string& line) { err_.Write("cpplaunch: " + line + "\n"); }
+
+  // Flushes the agent's console writers (they may hold queued output) and returns `code`.
+  int Finish(int code) {
+    exit_code_ = code;
+    auto deadline = std::chrono::steady_clock::now() + kFinalFlush;
+    out_.Flush(deadline, [] {});
+    err_.Flush(deadline, [] {});
+    io_.restart();
+    io_.run();
+    return code;
+  }
+
+  void Prepare() {
+    ResolveJobShape();
+    log_dir_.emplace(LogDir::Create(options_.log_dir.value_or(""), run_id_));
+    HostStore();
+    group_ = MakePosixWorkerGroup(io_, PosixWorkerGroupOptions{.sentinel = sentinel_});
+    supervisor_ = std::make_unique<Supervisor>(
+        *group_, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
+                                  .max_restarts = options_.max_restarts,
+                                  .stop_signal = SIGTERM});
+    signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
+                                             [this](int signo) { OnSignal(signo); });
+    if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {
+      // torchrun prints a five-line banner; one line says the same.
+      Say("OMP_NUM_THREADS is not set; setting it to 1 for each of the " +
+          std::to_string(options_.nproc_per_node) + " workers (set it to tune)");
+      env_[std::string(env_names::kOmpNumThreads)] = "1";
+    }
+  }
+
+  // Single host: the store endpoint and run id. --standalone and a one-host c10d rendezvous
+  // behave as newest torchrun: a fresh run id (standalone) and a free port unless one is given.
+  void ResolveJobShape() {
+    run_id_ = options_.rdzv_id;
+    master_addr_ = options_.master_addr;
+    master_port_ = options_.master_port;
+    port_was_chosen_ = options_.IsSet("--master-port");
+    bool dynamic = options_.standalone || options_.rdzv_backend == "c10d";
+    if (options_.standalone) {
+      run_id_ = RandomRunId();
+      master_addr_ = "127.0.0.1";
+      master_port_ = 0;
+      port_was_chosen_ = true;
+    } else if (dynamic || !options_.rdzv_endpoint.empty()) {
+      std::string error;
+      auto endpoint = ParseEndpoint(options_.rdzv_endpoint.empty() ? "localhost:29400"
+                                                                   : options_.rdzv_endpoint,
+                                    &error);
+      if (!endpoint) throw std::runtime_error("--rdzv-endpoint: " + error);
+      master_addr_ = endpoint->host;
+      master_port_ = endpoint->port >= 0 ? endpoint->port : (dynamic ? 29400 : master_port_);
+      port_was_chosen_ = true;
+    }
+  }
+
+  static std::string RandomRunId() {
+    // A uuid4 as Python prints it; the run id only has to be unique, not secret.
+    std::FILE* f = std::fopen("/proc/sys/kernel/random/uuid", "r");
+    char buf[64] = {};
+    if (f != nullptr) {
+      if (std::fgets(buf, sizeof(buf), f) == nullptr) buf[0] = '\0';
+      std::fclose(f);
+    }
+    std::string id(buf);
+    while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
+    return id.empty() ? "standalone-" + std::to_string(getpid()) : id;
+  }
+
+  // The agent hosts the store the workers use as their TCPStore (TORCHELASTIC_USE_AGENT_STORE).
+  // It listens on the --master-addr address only. torchrun's default port 29500 is a
+  // frequent collision between jobs on one host: when the user did not choose it, a busy
+  // 29500 falls back to a free port instead of failing.
+  void HostStore() {
+    StoreServerOptions store_options;
+    store_options.bind_host = master_addr_;
+    store_options.port = static_cast<uint16_t>(master_port_);
+    try {
+      store_ = std::make_unique<StoreServer>(io_, store_options);
+    } catch (const StoreBindError& e) {
+      if (port_was_chosen_ || master_port_ == 0) throw;
+      store_options.port = 0;
+      store_ = std::make_unique<StoreServer>(io_, store_options);
+      Say("port " + std::to_string(master_port_) + " is busy; the store listens on port " +
+          std::to_string(store_->port()) + " instead (use --master-port to choose)");
+    }
+    master_port_ = store_->port();
+  }
+
+  void StartAttempt() {
+    std::string error;
+    auto layout = ComputeRankLayout(0, 1, options_.nproc_per_node, &error);
+    if (!layout) return Fail("rank layout: " + error);
+    layout_ = *layout;
+    try {
+      log_dir_->PrepareAttempt(restart_count_, layout_.local_world_size);
+      output_ = std::make_unique<WorkerOutput>(io_, out_, err_);
+      auto specs = BuildSpecs(&error);
+      if (!error.empty()) return Fail(error);
+      supervisor_->Run(std::move(specs), restart_count_,
+                       [this](const AttemptResult& result) { OnAttemptDone(result); });
+      output_->Start();
+    } catch (const std::exception& e) {
+      Fail(std::string("cannot start the workers: ") + e.what());
+    }
+  }
+
+  CommandSpec Command() const {
+    CommandSpec spec{options_.training_script, options_.training_script_args, options_.module,
+                     options_.no_python};
+    if (options_.run_path) {
+      spec.module = false;
+      spec.no_python = false;
+      spec.training_script_args.insert(spec.training_script_args.begin(),
+                                       options_.training_script);
+      spec.training_script = "-c";
+    }
+    return spec;
+  }
+
+  std::vector<std::string> Argv(const CommandSpec& spec, int local_rank) const {
+    auto argv = BuildWorkerCommand(env_, spec, local_rank).argv;
+    // [python, -u, -c, script, args...] -> [python, -u, -c, bootstrap, script, args...]
+    if (options_.run_path) argv.insert(argv.begin() + 3, kRunPathBootstrap);
+    return argv;
+  }
+
+  std::vector<ProcessSpec> BuildSpecs(std::string* error) {
+    JobInfo job;
+    job.role = options_.role;
+    job.master_addr = master_addr_;
+    job.master_port = master_port_;
+    job.restart_count = restart_count_;
+    job.max_restarts = options_.max_restarts;
+    job.run_id = run_id_;
+    job.use_agent_store = true;
+    job.signals_to_handle = options_.signals_to_handle_text;
+    job.virtual_local_rank = options_.virtual_local_rank;
+    job.error_file_for = [this](int lr) { return log_dir_->ErrorFile(restart_count_, lr).string(); };
+
+    const auto prefix_template = Lookup(env_, "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
+    const CommandSpec command = Command();
+    std::vector<ProcessSpec> specs;
+    for (const WorkerIdentity& who : layout_.workers) {
+      auto worker_env = BuildWorkerEnv(env_, job, who, error);
+      if (!worker_env) return {};
+      const int lr = who.local_rank;
+      WorkerStreams streams;
+      streams.local_rank = lr;
+      streams.prefix = FormatLinePrefix(prefix_template, options_.role, who.rank, lr);
+      const bool shown = !options_.local_ranks_filter || options_.local_ranks_filter->count(lr);
+      const bool files = log_dir_->enabled();
+      streams.stdout_route = ResolveStreamRoute(
+          options_.redirects.stdout_for(lr) || options_.tee.stdout_for(lr),
+          options_.tee.stdout_for(lr), shown, files);
+      streams.stderr_route = ResolveStreamRoute(
+          options_.redirects.stderr_for(lr) || options_.tee.stderr_for(lr),
+          options_.tee.stderr_for(lr), shown, files);
+      streams.stdout_log = log_dir_->StdoutLog(restart_count_, lr);
+      streams.stderr_log = log_dir_->StderrLog(restart_count_, lr);
+      ChildStdio stdio = output_->Open(streams);
+      ProcessSpec spec;
+      spec.id = lr;
+      spec.argv = Argv(command, lr);
+      spec.env = std::move(worker_env->entries);
+      spec.stdout_fd = stdio.stdout_fd;
+      spec.stderr_fd = stdio.stderr_fd;
+      specs.push_back(std::move(spec));
+    }
+    return specs;
+  }
+
+  void OnSignal(int signo) {
+    if (supervisor_ && supervisor_->OnSignal(signo)) {
+      Say("received " + SignalName(signo) + "; forwarding it to the workers and stopping them");
+      return;
+    }
+    // Between attempts or while draining: nothing to forward, stop now.
+    Say("received " + SignalName(signo) + "; stopping");
+    interrupted_by_ = signo;
+  }
+
+  void OnAttemptDone(const AttemptResult& result) {
+    for (const WorkerExitEvent& stuck : result.unreaped)
+      Say("worker local rank " + std::to_string(stuck.id) + " (pid " + std::to_string(stuck.pid) +
+          ") did not die after SIGKILL (uninterruptible sleep?); abandoning it");
+    output_->Drain(kDrainGrace, [this, result] { Conclude(result); });
+  }
+
+  void Conclude(const AttemptResult& result) {
+    output_.reset();
+    if (interrupted_by_ != 0 && result.outcome != AttemptOutcome::kSignaled) {
+      return End(1);
+    }
+    switch (result.outcome) {
+      case AttemptOutcome::kSucceeded:
+        return End(0);
+      case AttemptOutcome::kRestart: {
+        ReportFailures(result, /*final=*/false);
+        ++restart_count_;
+        Say("worker group failed; restarting it (restart " + std::to_string(restart_count_) +
+            " of " + std::to_string(options_.max_restarts) + ")");
+        return StartAttempt();
+      }
+      case AttemptOutcome::kFailed:
+      case AttemptOutcome::kStopped:
+        ReportFailures(result, /*final=*/true);
+        return End(1);
+      case AttemptOutcome::kSignaled:
+        Say("workers stopped after " + SignalName(result.signal) + "; exiting with code 1");
+        return End(1);
+    }
+  }
+
+  // The failure summary on stderr, the "failed (exitcode: ...)" lines users grep for, and
+  // the agent's own error file when its parent asked for one.
+  void ReportFailures(const AttemptResult& result, bool final) {
+    const CommandSpec command = Command();
+    const std::string binary = Argv(command, 0).front();
+    std::vector<FailureRecord> records;
+    for (const ExitRecord& exit : result.exits) {
+      if (exit.role == ExitRole::kSucceeded) continue;
+      FailureRecord record;
+      record.local_rank = exit.event.id;
+      record.global_rank = layout_.base_rank + exit.event.id;
+      record.pid = exit.event.pid;
+      record.exit = exit.event.exit;
+      record.time = exit.event.time;
+      record.host = Host();
+      record.error_file = log_dir_->ErrorFile(result.restart_count, exit.event.id).string();
+      record.killed_by_teardown = exit.role == ExitRole::kStopped;
+      if (!record.killed_by_teardown) Say(FailedLogLine(record, binary));
+      records.push_back(std::move(record));
+    }
+    if (records.empty() || !final) return;
+    auto failures = LoadWorkerFailures(std::move(records));
+    const std::string entrypoint = EntrypointName(command);
+    const std::string summary = FormatFailureSummary(entrypoint, failures);
+    err_.Write(summary);
+    if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
+      try {
+        WriteErrorFile(*path, AgentErrorDocument(failures[RootCauseIndex(failures)], entrypoint,
+                                                 summary));
+      } catch (const std::exception& e) {
+        Say("cannot write the error file " + *path + ": " + e.what());
+      }
+    }
+  }
+
+  const std::string& Host() {
+    if (host_.empty()) host_ = FullyQualifiedHostName();
+    return host_;
+  }
+
+  // A failure of the agent itself (not of a worker): stop whatever runs and exit 1.
+  void Fail(const std::string& message) {
+    Say("error: " + message);
+    if (group_ && group_->running() > 0) {
+      group_->StopAll(SIGTERM, options_.shutdown_timeout, [this](const StopResult&) { End(1); });
+      return;
+    }
+    End(1);
+  }
+
+  void End(int code) {
+    exit_code_ = code;
+    signals_.reset();
+    if (store_) store_->Stop();
+    auto deadline = std::chrono::steady_clock::now() + kFinalFlush;
+    out_.Flush(deadline, [] {});
+    err_.Flush(deadline, [this] { io_.stop(); });
+  }
+
+  boost::asio::io_context io_;
+  LaunchOptions options_;
+  EnvMap env_;
+  JobSentinel* sentinel_;
+  ConsoleWriter out_;
+  ConsoleWriter err_;
+
+  std::string run_id_;
+  std::string master_addr_;
+  int master_port_ = 0;
+  bool port_was_chosen_ = false;
+  std::optional<LogDir> log_dir_;
+  std::unique_ptr<StoreServer> store_;
+  std::unique_ptr<WorkerGroup> group_;
+  std::unique_ptr<Supervisor> supervisor_;
+  std::unique_ptr<SignalWatch> signals_;
+  std::unique_ptr<WorkerOutput> output_;
+  RankLayout layout_;
+  int restart_count_ = 0;
+  int interrupted_by_ = 0;
+  int exit_code_ = 1;
+  std::string host_;
+};
+
+Agent::Agent(LaunchOptions options, EnvMap environment, JobSentinel* sentinel)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(environment), sentinel)) {}
+Agent::~Agent() = default;
+int Agent::Run() { return impl_->Run(); }
+
+}  // namespace cpplaunch

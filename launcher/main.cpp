@@ -1,0 +1,44 @@
+// cpplaunch: a torchrun-compatible launcher. Exit codes as torchrun: 0 success, 1 any
+// failure, 2 usage error.
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "launcher/agent.h"
+#include "launcher/host_info.h"
+#include "launcher/job_sentinel.h"
+#include "launcher/options.h"
+
+int main(int argc, char** argv) {
+  using namespace cpplaunch;
+  const EnvMap env = ProcessEnvironment();
+  const ParseResult parsed = ParseOptions(std::vector<std::string>(argv + 1, argv + argc), env);
+  for (const std::string& warning : parsed.warnings)
+    std::fprintf(stderr, "cpplaunch: warning: %s\n", warning.c_str());
+  switch (parsed.status) {
+    case ParseStatus::kHelp:
+      std::fputs(parsed.message.c_str(), stdout);
+      return 0;
+    case ParseStatus::kUsageError:
+      std::fprintf(stderr, "cpplaunch: error: %s\nTry 'cpplaunch --help' for more information.\n",
+                   parsed.message.c_str());
+      return 2;
+    case ParseStatus::kValueError:
+      std::fprintf(stderr, "cpplaunch: error: %s\n", parsed.message.c_str());
+      return 1;
+    case ParseStatus::kOk:
+      break;
+  }
+  try {
+    // Before any thread or socket exists: the sentinel kills the job if this process dies.
+    std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
+    Agent agent(parsed.options, env, sentinel.get());
+    return agent.Run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cpplaunch: error: %s\n", e.what());
+    return 1;
+  }
+}
