@@ -199,11 +199,23 @@ class Agent::Impl {
     master_port_ = store_->port();
   }
 
+  // One attempt: agree on the world with the other hosts, then start the local workers.
   void StartAttempt() {
+    Rendezvous([this](const RankLayout& layout) { LaunchWorkers(layout); });
+  }
+
+  // Single host: this agent is the whole world. (The multi-host rendezvous replaces this
+  // with a round through the store; it calls `ready` on the loop thread.)
+  void Rendezvous(const std::function<void(const RankLayout&)>& ready) {
     std::string error;
     auto layout = ComputeRankLayout(0, 1, options_.nproc_per_node, &error);
     if (!layout) return Fail("rank layout: " + error);
-    layout_ = *layout;
+    ready(*layout);
+  }
+
+  void LaunchWorkers(const RankLayout& layout) {
+    layout_ = layout;
+    std::string error;
     try {
       log_dir_->PrepareAttempt(restart_count_, layout_.local_world_size);
       output_ = std::make_unique<WorkerOutput>(io_, out_, err_);
