@@ -27,7 +27,9 @@ struct OptionSpec {
   ValueKind kind;
   std::string_view choices;       // "spawn,fork,forkserver", or "" for any value
   bool has_env;                   // PET_<DEST> supplies the default
-  std::string_view default_text;  // for the help text
+  // The default: the parser's value for an option that always has one ("1:1", "0"); for
+  // flags and options whose default is "not given" (--log-dir) only a note for the help.
+  std::string_view default_text;
   std::string_view help;          // one line
 };
 
