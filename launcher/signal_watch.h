@@ -9,6 +9,7 @@
 // Threads: construct, destroy and receive callbacks on the loop thread.
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ class SignalWatch {
 
   boost::asio::signal_set set_;
   std::function<void(int)> on_signal_;
+  std::shared_ptr<char> alive_ = std::make_shared<char>();  // expires first on destruction
 };
 
 // "SIGTERM", "TERM", "term" or "15" -> 15; returns 0 for anything else.

@@ -100,6 +100,7 @@ class Supervisor {
   void OnExit(const WorkerExitEvent& event);
   ExitRole Classify(const WorkerExit& exit) const;
   void BeginTeardown(Cause cause, int signo);
+  void Sweep();
   void OnStopped(const StopResult& stop);
   AttemptOutcome Outcome() const;
   void Finish();
@@ -111,7 +112,6 @@ class Supervisor {
   Cause cause_ = Cause::kNone;
   std::set<int> sent_signals_;  // signals the supervisor sent; deaths by them are kStopped
   bool stopping_ = false;       // a StopAll is in flight
-  bool all_exited_ = false;
 };
 
 }  // namespace cpplaunch

@@ -56,7 +56,7 @@ class WorkerGroup {
   virtual ~WorkerGroup() = default;
 
   // Receives every worker exit, exactly once per started worker (unless abandoned by StopAll).
-  // Set it before Start().
+  // When it runs, running() already excludes that worker. Set it before Start().
   virtual void SetExitCallback(ExitCallback on_exit) = 0;
 
   // Starts one process per spec, in order, and returns without waiting for them.

@@ -1,0 +1,164 @@
+#pragma once
+// Helpers for launcher process tests: pipes, bounded waits, temp dirs, liveness checks.
+// Test-only code; every wait is bounded so a broken implementation fails instead of hanging.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+
+namespace cpplaunch::testing {
+
+inline const char* TestWorker() { return TEST_WORKER_PATH; }
+
+// Milliseconds as a double, for measurements printed by the tests.
+template <typename Duration>
+double Ms(Duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+// Measurements go to stderr so they show in ctest's verbose output even when tests pass.
+inline void Measured(const std::string& text) { std::fprintf(stderr, "[measured] %s\n", text.c_str()); }
+
+class Pipe {
+ public:
+  explicit Pipe(bool cloexec = true) {
+    if (::pipe2(fds_, cloexec ? O_CLOEXEC : 0) != 0) std::abort();
+  }
+  ~Pipe() {
+    CloseRead();
+    CloseWrite();
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  int read_fd() const { return fds_[0]; }
+  int write_fd() const { return fds_[1]; }
+  void CloseRead() { Close(fds_[0]); }
+  void CloseWrite() { Close(fds_[1]); }
+
+  // Reads until `needle` appears, EOF, or the timeout; returns everything read.
+  std::string ReadUntil(const std::string& needle, std::chrono::milliseconds timeout) {
+    std::string data;
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (data.find(needle) == std::string::npos) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      pollfd pfd{fds_[0], POLLIN, 0};
+      int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno == EINTR) continue;  // SIGCHLD of the group under test
+      if (ready <= 0) break;
+      char buf[4096];
+      ssize_t n = ::read(fds_[0], buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      data.append(buf, static_cast<size_t>(n));
+    }
+    return data;
+  }
+  std::string ReadAll(std::chrono::milliseconds timeout) { return ReadUntil("\x01\x02", timeout); }
+
+ private:
+  static void Close(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  int fds_[2] = {-1, -1};
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    char templ[] = "/tmp/cpplaunch-test-XXXXXX";
+    path_ = ::mkdtemp(templ);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Runs `io` until `done()` holds or the timeout passes; returns done().
+inline bool RunUntil(boost::asio::io_context& io, const std::function<bool()>& done,
+                     std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  io.restart();
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+// True when `pid` no longer runs: gone, or a zombie waiting for a reaper.
+inline bool ProcessGone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string line;
+  std::getline(stat, line);
+  size_t paren = line.rfind(')');
+  return paren == std::string::npos || line.size() < paren + 3 || line[paren + 2] == 'Z' ||
+         line[paren + 2] == 'X';
+}
+
+inline bool AllGone(const std::vector<pid_t>& pids, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    bool all = true;
+    for (pid_t pid : pids) all = all && ProcessGone(pid);
+    if (all) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+inline std::vector<pid_t> ReadPids(const std::string& path) {
+  std::vector<pid_t> pids;
+  std::ifstream in(path);
+  pid_t pid;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+// Waits (bounded) until `path` lists at least `count` pids.
+inline std::vector<pid_t> WaitForPids(const std::string& path, size_t count,
+                                      std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::vector<pid_t> pids = ReadPids(path);
+  while (pids.size() < count && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pids = ReadPids(path);
+  }
+  return pids;
+}
+
+// Last-resort cleanup so a failing test leaves nothing running, then reaps what it can.
+inline void KillAndReap(const std::vector<pid_t>& pids) {
+  for (pid_t pid : pids) {
+    if (pid > 1) ::kill(pid, SIGKILL);
+  }
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+}
+
+}  // namespace cpplaunch::testing
