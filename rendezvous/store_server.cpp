@@ -28,10 +28,15 @@ using boost::system::error_code;
 // A session stops reading (and decoding) while this much output is queued, so a client that
 // pipelines requests without reading replies cannot grow memory; it resumes below a quarter.
 constexpr size_t kPauseReadingAt = 1024 * 1024;
-// One shared read buffer serves every session (one thread): idle connections cost no buffer.
-constexpr size_t kReadBufferBytes = 64 * 1024;
+// Per-session read buffer: none until the first byte arrives (idle callback sockets cost
+// nothing), then 2 KiB, doubled while reads fill it (large values) up to 64 KiB, and shrunk back
+// when reads get small again.
+constexpr size_t kMinReadBuffer = 2 * 1024;
+constexpr size_t kMaxReadBuffer = 64 * 1024;
 // Connections accepted per readiness event before other handlers get a turn.
-constexpr int kAcceptBurst = 256;
+constexpr int kAcceptBurst = 4096;
+// Session inputs handled between two non-blocking looks at the listen queue.
+constexpr int kAcceptPollInterval = 32;
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 
 std::string FormatEndpoint(const std::string& host, uint16_t port) {
@@ -69,7 +74,6 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void OnInput(StoreSession& session, std::string_view input);
   void Close(StoreSession& session);
   void FlushDirty();
-  std::array<char, kReadBufferBytes>& read_buffer() { return read_buffer_; }
   void MarkDirty(StoreSession& session);
 
  private:
@@ -77,6 +81,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool TryListen(const tcp::endpoint& endpoint, bool dual_stack, error_code& ec);
   void WaitForConnection();
   void AcceptBurst();
+  bool DrainAcceptQueue();
   void AddSession(int fd);
   void Deliver(StoreSession& requester);
   void QueueTo(ConnId conn, std::string_view bytes);
@@ -93,8 +98,8 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
   std::vector<ConnId> free_ids_;
   size_t connection_count_ = 0;
+  int inputs_since_accept_ = 0;
   std::vector<std::shared_ptr<StoreSession>> dirty_;  // sessions with output to hand to the socket
-  std::array<char, kReadBufferBytes> read_buffer_{};
 };
 
 // One connection: an incremental decoder, the bytes waiting to be written, and flow control.
@@ -111,11 +116,25 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
   size_t queued() const { return out_.size() + writing_.size(); }
 
+  // Until the first byte, a buffer-less wait; afterwards asynchronous reads, which Asio tries
+  // speculatively and which, unlike waits, do not re-register the socket with epoll each time.
   void StartReading() {
     if (!accepting_input() || read_armed_) return;
     read_armed_ = true;
-    socket_.async_wait(tcp::socket::wait_read,
-                       [self = shared_from_this()](const error_code& ec) { self->OnReadable(ec); });
+    if (buffer_.empty()) {
+      socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+        self->read_armed_ = false;
+        if (self->closed_) return;
+        if (ec) return self->server_.Close(*self);
+        self->buffer_.resize(kMinReadBuffer);
+        self->StartReading();
+      });
+      return;
+    }
+    socket_.async_read_some(asio::buffer(buffer_),
+                            [self = shared_from_this()](const error_code& ec, size_t n) {
+                              self->OnRead(ec, n);
+                            });
   }
 
   void Queue(std::string_view bytes) {
@@ -165,20 +184,23 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   }
 
  private:
-  void OnReadable(const error_code& ec) {
+  void OnRead(const error_code& ec, size_t n) {
     read_armed_ = false;
     if (closed_) return;
-    if (ec) return server_.Close(*this);
-    auto& buffer = server_.read_buffer();
-    error_code read_ec;
-    size_t n = socket_.read_some(asio::buffer(buffer), read_ec);
-    if (read_ec == asio::error::would_block || read_ec == asio::error::try_again) {
-      return StartReading();
-    }
-    if (read_ec) return server_.Close(*this);  // EOF or reset: the client is gone
-    server_.OnInput(*this, std::string_view(buffer.data(), n));
+    if (ec) return server_.Close(*this);  // EOF or reset: the client is gone
+    server_.OnInput(*this, std::string_view(buffer_.data(), n));
     server_.FlushDirty();
+    ResizeBuffer(n);
     StartReading();
+  }
+
+  void ResizeBuffer(size_t last_read) {
+    size_t size = buffer_.size();
+    if (last_read == size && size < kMaxReadBuffer) {
+      buffer_.resize(size * 2);
+    } else if (last_read < size / 8 && size > kMinReadBuffer) {
+      std::vector<char>(size / 2).swap(buffer_);
+    }
   }
 
   void OnWritten(const error_code& ec) {
@@ -209,6 +231,7 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string out_;      // queued, not yet handed to the socket
   std::string writing_;  // owned by the asynchronous write in flight
   std::string pending_in_;
+  std::vector<char> buffer_;
   bool read_armed_ = false;
   bool write_in_flight_ = false;
   bool dirty_ = false;
@@ -274,25 +297,30 @@ void StoreServerImpl::WaitForConnection() {
                        });
 }
 
+void StoreServerImpl::AcceptBurst() {
+  if (DrainAcceptQueue()) return WaitForConnection();
+  // Out of descriptors or memory: back off instead of spinning on a readable acceptor.
+  accept_retry_.expires_after(kAcceptRetryDelay);
+  accept_retry_.async_wait([self = shared_from_this()](const error_code& ec) {
+    if (!ec && !self->stopped_) self->WaitForConnection();
+  });
+}
+
+// Accepts up to kAcceptBurst pending connections; false on a resource error (EMFILE, ENOMEM..).
 // accept4 gives each connection CLOEXEC and non-blocking in one call; Asio's accept does not
 // set CLOEXEC, and workers forked by the agent must not inherit store connections.
-void StoreServerImpl::AcceptBurst() {
-  for (int i = 0; i < kAcceptBurst; ++i) {
+bool StoreServerImpl::DrainAcceptQueue() {
+  for (int i = 0; i < kAcceptBurst && !stopped_; ++i) {
     int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
       AddSession(fd);
       continue;
     }
-    if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
     if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-    // Out of descriptors or memory: back off instead of spinning on a readable acceptor.
-    accept_retry_.expires_after(kAcceptRetryDelay);
-    accept_retry_.async_wait([self = shared_from_this()](const error_code& ec) {
-      if (!ec && !self->stopped_) self->WaitForConnection();
-    });
-    return;
+    return false;
   }
-  WaitForConnection();
+  return true;
 }
 
 void StoreServerImpl::AddSession(int fd) {
@@ -322,6 +350,13 @@ void StoreServerImpl::AddSession(int fd) {
 // Decodes and applies every complete request in `input`, stopping early when the session must
 // close or has queued enough output to pause.
 void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
+  // In a connection storm the acceptor's readiness can sit behind thousands of session events
+  // in epoll's ready list while the listen queue (SOMAXCONN) overflows and clients fall into
+  // SYN retransmission (1 s, 3 s, ...). Polling the queue every few inputs bounds that delay.
+  if (++inputs_since_accept_ >= kAcceptPollInterval) {
+    inputs_since_accept_ = 0;
+    DrainAcceptQueue();
+  }
   RequestDecoder& decoder = session.decoder();
   while (session.accepting_input()) {
     DecodeResult result = decoder.Feed(input);
