@@ -1,0 +1,285 @@
+#include "rendezvous/dynamic_rendezvous.h"
+
+#include <algorithm>
+
+#include "rendezvous/store_steps.h"
+
+namespace cpplaunch {
+namespace {
+
+using Clock = AsyncStoreClient::Clock;
+
+// COMPARE_SET with this `expected` never stores anything (no state can equal it), so its reply is
+// the current value, or `expected` itself when the key is missing: a one-round-trip read.
+const Bytes kAbsentProbe = std::string("\x01" "absent");
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Nnodes(int min_nodes, int max_nodes) {
+  if (min_nodes == max_nodes) return std::to_string(max_nodes);
+  return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
+}
+
+std::string ListNodes(const std::vector<std::string>& ids) {
+  std::string text;
+  const size_t shown = std::min<size_t>(ids.size(), 8);
+  for (size_t i = 0; i < shown; ++i) text += (i ? ", " : "") + ids[i];
+  if (ids.size() > shown) text += ", ... (" + std::to_string(ids.size() - shown) + " more)";
+  return text;
+}
+
+}  // namespace
+
+DynamicRendezvous::DynamicRendezvous(boost::asio::any_io_executor executor,
+                                     RendezvousSettings settings)
+    : settings_(std::move(settings)),
+      client_(std::move(executor), AsyncStoreClient::Options{settings_.read_timeout}) {}
+
+std::string DynamicRendezvous::StateKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/state";
+}
+std::string DynamicRendezvous::VersionKey(int64_t version) const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/version/" + std::to_string(version);
+}
+std::string DynamicRendezvous::NodeKey(const std::string& node_id) const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/node/" + node_id;
+}
+
+Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
+    std::optional<RoundTransition> previous) {
+  const auto started = Clock::now();
+  const auto deadline = started + settings_.join_timeout;
+  const NodeInfo& self = settings_.self;
+  if (!client_.connected()) {
+    co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port,
+                                 self.Label(), deadline, settings_.progress_interval,
+                                 settings_.progress);
+  }
+  if (!published_) {
+    std::vector<std::string> keys{NodeKey(self.node_id),
+                                  rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};
+    std::vector<Bytes> values{self.Encode(), "0"};
+    co_await client_.MultiSet(std::move(keys), std::move(values));
+    published_ = true;
+  }
+  JoinRequest me;
+  me.node_id = self.node_id;
+  me.min_nodes = settings_.min_nodes;
+  me.max_nodes = settings_.max_nodes;
+  me.last_call_timeout = settings_.last_call_timeout;
+  me.min_round = previous ? previous->round + 1 : 0;
+  me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+
+  next_progress_ = Clock::now() + settings_.progress_interval;
+  Snapshot snapshot;  // assume no state: the first write creates it or returns the real one
+  for (;;) {
+    JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
+    switch (decision.action) {
+      case JoinAction::kWrite:
+        if (co_await Write(&snapshot, decision.next) && decision.next.IsWaiting(me.node_id)) {
+          co_await AnnounceWaiting(decision.next);
+        }
+        break;
+      case JoinAction::kDone:
+        co_return co_await Finish(decision.next, decision.rank, deadline);
+      case JoinAction::kClosed:
+        throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
+                              client_.peer() + " from " + self.Label() +
+                              ": its rendezvous is closed (" + decision.message + ")");
+      case JoinAction::kMismatch: {
+        std::string message = self.Label() + ": " + decision.message;
+        RendezvousState closed = Closed(decision.next, message);
+        co_await Write(&snapshot, closed);
+        if (decision.next.complete) {
+          RoundEnd notice;
+          notice.kind = RoundEndKind::kConfigError;
+          notice.host = self.hostname;
+          notice.addr = self.addr;
+          notice.detail = message;
+          co_await PublishRoundEnd(client_, settings_.run_id, decision.next.round, notice);
+        }
+        throw RendezvousError(message);
+      }
+      case JoinAction::kWait: {
+        if (Clock::now() >= deadline) {
+          std::string state = snapshot.state
+                                  ? std::to_string(snapshot.state->participants.size()) +
+                                        " host(s) had joined round " +
+                                        std::to_string(snapshot.state->round)
+                                  : "no host had joined";
+          co_await Leave(snapshot);
+          throw RendezvousError("rendezvous of job '" + settings_.run_id + "' at the store " +
+                                client_.peer() + " timed out on " + self.Label() + " after " +
+                                FormatSeconds(Clock::now() - started) + " (join_timeout): " +
+                                state + ", --nnodes=" +
+                                Nnodes(settings_.min_nodes, settings_.max_nodes));
+        }
+        auto until = std::min(deadline, next_progress_);
+        if (decision.wake_at_ms != 0) {
+          until = std::min(until, Clock::now() + std::chrono::milliseconds(
+                                                     decision.wake_at_ms - WallMs()));
+        }
+        co_await WaitForChange(snapshot, until);
+        if (Clock::now() >= next_progress_) {
+          ReportProgress(decision.next, deadline);
+          next_progress_ = Clock::now() + settings_.progress_interval;
+        }
+        snapshot = co_await Read();
+        break;
+      }
+    }
+  }
+}
+
+Rendezvous::Task<DynamicRendezvous::Snapshot> DynamicRendezvous::Read() {
+  Bytes stored = co_await client_.CompareSet(StateKey(), kAbsentProbe, kAbsentProbe + "!");
+  Snapshot snapshot;
+  if (stored == kAbsentProbe) co_return snapshot;
+  std::string error;
+  snapshot.state = RendezvousState::Decode(stored, &error);
+  if (!snapshot.state) {
+    throw RendezvousError("the store at " + client_.peer() + " holds an unreadable rendezvous " +
+                          "state for job '" + settings_.run_id + "': " + error);
+  }
+  snapshot.raw = std::move(stored);
+  co_return snapshot;
+}
+
+Rendezvous::Task<bool> DynamicRendezvous::Write(Snapshot* snapshot, const RendezvousState& next) {
+  Bytes desired = next.Encode();
+  Bytes stored = co_await client_.CompareSet(StateKey(), snapshot->raw, desired);
+  if (stored == desired) {
+    snapshot->state = next;
+    snapshot->raw = std::move(desired);
+    // Wakes every agent waiting for this version (SET wakes waiters; COMPARE_SET may not).
+    co_await client_.Set(VersionKey(next.version), "");
+    co_return true;
+  }
+  if (snapshot->raw.empty() && stored == snapshot->raw) {
+    co_return false;  // cannot happen: an empty expected on a missing key creates it
+  }
+  std::string error;
+  snapshot->state = RendezvousState::Decode(stored, &error);
+  if (!snapshot->state) {
+    throw RendezvousError("the store at " + client_.peer() + " holds an unreadable rendezvous " +
+                          "state for job '" + settings_.run_id + "': " + error);
+  }
+  snapshot->raw = std::move(stored);
+  co_return false;
+}
+
+Rendezvous::Task<void> DynamicRendezvous::WaitForChange(const Snapshot& snapshot,
+                                                        Clock::time_point until) {
+  int64_t version = snapshot.state ? snapshot.state->version : 0;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+  std::vector<std::string> keys{VersionKey(version + 1)};
+  co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
+}
+
+// A host that joined the wait list of a running round ends that round, so the running hosts
+// restart and the next round takes everybody (torchrun's membership change).
+Rendezvous::Task<void> DynamicRendezvous::AnnounceWaiting(const RendezvousState& state) {
+  RoundEnd notice;
+  notice.kind = RoundEndKind::kMembershipChange;
+  notice.host = settings_.self.hostname;
+  notice.addr = settings_.self.addr;
+  notice.detail = "round " + std::to_string(state.round) + " has " +
+                  std::to_string(state.participants.size()) + " of at most " +
+                  std::to_string(state.max_nodes) + " hosts";
+  co_await PublishRoundEnd(client_, settings_.run_id, state.round, notice);
+  if (settings_.progress) {
+    settings_.progress("job '" + settings_.run_id + "' is running with " +
+                       std::to_string(state.participants.size()) +
+                       " host(s); asked it to restart so that this host can join");
+  }
+}
+
+Rendezvous::Task<void> DynamicRendezvous::Leave(Snapshot snapshot) {
+  try {
+    for (int attempt = 0; attempt < 5 && snapshot.state; ++attempt) {
+      const auto& state = *snapshot.state;
+      const std::string& me = settings_.self.node_id;
+      bool listed = state.IsWaiting(me) || (!state.complete && state.RankOf(me) >= 0);
+      if (!listed || co_await Write(&snapshot, WithoutNode(state, me))) co_return;
+    }
+  } catch (const std::exception&) {
+    // Leaving is a courtesy to the others; the timeout error is what this host reports.
+  }
+}
+
+Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousState& state,
+                                                             int rank,
+                                                             Clock::time_point deadline) {
+  std::vector<std::string> keys;
+  for (const auto& id : state.participants) keys.push_back(NodeKey(id));
+  RendezvousResult result;
+  for (const Bytes& value : co_await client_.MultiGet(std::move(keys))) {
+    std::string error;
+    auto node = NodeInfo::Decode(value, &error);
+    if (!node) throw RendezvousError("unreadable node info in the store: " + error);
+    result.nodes.push_back(std::move(*node));
+  }
+  result.round = state.round;
+  result.restart_count = state.restart_count;
+  result.group_rank = rank;
+  result.master_addr = settings_.master_addr;
+  result.master_port = settings_.master_port;
+  if (state.round > 0) {
+    if (rank == 0) {
+      co_await ClearWorkerKeys(client_, settings_.run_id, state.round);
+    } else {
+      std::vector<std::string> go{GoKey(settings_.run_id, state.round)};
+      if (!co_await WaitForKeys(client_, std::move(go), deadline, settings_.progress_interval,
+                                {})) {
+        throw RendezvousError("round " + std::to_string(state.round) + " of job '" +
+                              settings_.run_id + "': group rank 0 did not release the round");
+      }
+    }
+  }
+  co_return result;
+}
+
+void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline) {
+  if (!settings_.progress) return;
+  const int joined = static_cast<int>(state.participants.size());
+  std::string line = "waiting for hosts of job '" + settings_.run_id + "' (round " +
+                     std::to_string(state.round) + ", --nnodes=" +
+                     Nnodes(state.min_nodes, state.max_nodes) + ") at the store " +
+                     client_.peer() + ": ";
+  if (state.complete) {
+    line += "the job is running with " + std::to_string(joined) + " host(s); ";
+    line += state.IsWaiting(settings_.self.node_id)
+                ? "this host joins at its next restart; "
+                : "it is full, this host waits for a free place; ";
+  } else {
+    line += std::to_string(joined) + " joined [" + ListNodes(state.participants) + "]; ";
+    if (joined < state.min_nodes) {
+      line += "need " + std::to_string(state.min_nodes - joined) + " more to start; ";
+    } else if (state.last_call_deadline_ms != 0) {
+      line += "starting with " + std::to_string(joined) + " in " +
+              FormatSeconds(std::chrono::milliseconds(state.last_call_deadline_ms - WallMs())) +
+              " unless " + std::to_string(state.max_nodes - joined) + " more join first; ";
+    }
+  }
+  line += "join timeout in " + FormatSeconds(deadline - Clock::now());
+  settings_.progress(line);
+}
+
+Rendezvous::Task<void> DynamicRendezvous::Close(std::string reason) {
+  const auto deadline = Clock::now() + settings_.close_timeout;
+  try {
+    while (client_.connected() && Clock::now() < deadline) {
+      Snapshot snapshot = co_await Read();
+      if (!snapshot.state || snapshot.state->closed) co_return;
+      if (co_await Write(&snapshot, Closed(*snapshot.state, reason))) co_return;
+    }
+  } catch (const std::exception&) {
+    // Best effort: the job is over either way.
+  }
+}
+
+}  // namespace cpplaunch

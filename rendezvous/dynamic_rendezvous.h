@@ -1,0 +1,53 @@
+#pragma once
+// torchrun's c10d rendezvous (--rdzv-backend=c10d --rdzv-endpoint=H:P --rdzv-id=ID
+// --nnodes=MIN:MAX, and --standalone) between cpplaunch agents: the join algorithm of
+// rendezvous_state.h driven against the store at H:P. The state is one key updated by
+// COMPARE_SET; after each successful write the writer sets a "version" key, and waiting agents
+// hold a WAIT on the next version's key, so they react in milliseconds, without polling.
+//
+// Threads: Next()/Close() on the executor's thread; one call at a time.
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "rendezvous/async_store_client.h"
+#include "rendezvous/rendezvous.h"
+#include "rendezvous/rendezvous_state.h"
+
+namespace cpplaunch {
+
+class DynamicRendezvous : public Rendezvous {
+ public:
+  DynamicRendezvous(boost::asio::any_io_executor executor, RendezvousSettings settings);
+
+  // Completes at MAX at once, at MIN after last_call_timeout; waits at most join_timeout
+  // (connecting included), then leaves the round and throws RendezvousError. A host arriving
+  // at a running job joins the wait list and ends the running round (membership change).
+  Task<RendezvousResult> Next(std::optional<RoundTransition> previous) override;
+  // Closes the rendezvous: hosts that arrive later fail with `reason`.
+  Task<void> Close(std::string reason) override;
+
+ private:
+  struct Snapshot {
+    std::optional<RendezvousState> state;
+    Bytes raw;  // the stored value: the COMPARE_SET fencing token ("" = no state yet)
+  };
+  Task<Snapshot> Read();
+  // COMPARE_SET; returns true when `next` was stored. Refreshes *snapshot either way.
+  Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
+  Task<void> WaitForChange(const Snapshot& snapshot, AsyncStoreClient::Clock::time_point until);
+  Task<void> AnnounceWaiting(const RendezvousState& state);
+  Task<void> Leave(Snapshot snapshot);
+  Task<RendezvousResult> Finish(const RendezvousState& state, int rank,
+                                AsyncStoreClient::Clock::time_point deadline);
+  void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline);
+  std::string StateKey() const;
+  std::string VersionKey(int64_t version) const;
+  std::string NodeKey(const std::string& node_id) const;
+
+  RendezvousSettings settings_;
+  AsyncStoreClient client_;
+  bool published_ = false;
+  AsyncStoreClient::Clock::time_point next_progress_{};
+};
+
+}  // namespace cpplaunch

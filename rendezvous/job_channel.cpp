@@ -1,0 +1,211 @@
+#include "rendezvous/job_channel.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "rendezvous/async_store_client.h"
+#include "rendezvous/store_steps.h"
+
+namespace cpplaunch {
+namespace asio = boost::asio;
+using Clock = AsyncStoreClient::Clock;
+
+namespace {
+
+constexpr auto kForever = std::chrono::hours(24 * 400);
+constexpr auto kShortestTick = std::chrono::milliseconds(10);
+
+std::string SecondsText(std::chrono::milliseconds duration) {
+  return FormatSeconds(duration);
+}
+
+}  // namespace
+
+struct JobChannel::State : std::enable_shared_from_this<State> {
+  State(asio::any_io_executor ex, Settings s, RendezvousResult r, EndHandler handler)
+      : executor(ex),
+        settings(std::move(s)),
+        round(std::move(r)),
+        on_end(std::move(handler)),
+        watch(ex, AsyncStoreClient::Options{settings.read_timeout}),
+        beat(ex, AsyncStoreClient::Options{settings.heartbeat_timeout}),
+        control(ex, AsyncStoreClient::Options{settings.read_timeout}),
+        tick_timer(ex) {}
+
+  asio::any_io_executor executor;
+  Settings settings;
+  RendezvousResult round;
+  EndHandler on_end;
+  AsyncStoreClient watch;    // holds the WAIT on the end key
+  AsyncStoreClient beat;     // heartbeats and the others' counters
+  AsyncStoreClient control;  // EndRound, ExitBarrier, Depart
+  asio::steady_timer tick_timer;
+  bool ended = false;
+  bool stopped = false;
+  bool judging_peers = true;  // off once the exit barrier passed: peers may leave then
+
+  std::string RoundKey(const std::string& name) const {
+    return rendezvous_keys::Round(settings.run_id, round.round) + name;
+  }
+  const NodeInfo& self() const { return round.nodes.at(round.group_rank); }
+
+  void Deliver(const RoundEnd& notice) {
+    if (ended || stopped) return;
+    ended = true;
+    if (on_end) on_end(notice);
+  }
+
+  RoundEnd StoreLost(const std::string& why) const {
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kStoreLost;
+    notice.host = self().hostname;
+    notice.addr = self().addr;
+    notice.node_rank = round.group_rank;
+    notice.detail = "the store at " + settings.store_host + ":" +
+                    std::to_string(settings.store_port) + " is gone (" + why +
+                    "); the agent hosting it stopped or the network failed";
+    return notice;
+  }
+
+  asio::awaitable<void> WatchLoop() {
+    auto self_ref = shared_from_this();
+    try {
+      std::vector<std::string> keys{EndKey(settings.run_id, round.round)};
+      co_await watch.Wait(keys, kForever);
+      Bytes value = co_await watch.Get(EndKey(settings.run_id, round.round));
+      std::string error;
+      auto notice = RoundEnd::Decode(value, &error);
+      if (!notice) throw StoreError("unreadable round-end notice: " + error);
+      Deliver(*notice);
+    } catch (const std::exception& error) {
+      if (!stopped) Deliver(StoreLost(error.what()));
+    }
+  }
+
+  asio::awaitable<void> HeartbeatLoop() {
+    auto self_ref = shared_from_this();
+    const auto interval = settings.keep_alive_interval;
+    const auto tick = std::max<std::chrono::milliseconds>(interval / 4, kShortestTick);
+    const auto limit = interval * std::max(settings.keep_alive_max_attempt, 1);
+    std::vector<std::string> keys;
+    std::vector<int> ranks;
+    for (int rank = 0; rank < round.group_world_size(); ++rank) {
+      if (rank == round.group_rank) continue;
+      keys.push_back(rendezvous_keys::Heartbeat(settings.run_id, round.nodes[rank].node_id));
+      ranks.push_back(rank);
+    }
+    std::vector<Bytes> last(keys.size());
+    std::vector<Clock::time_point> changed(keys.size(), Clock::now());
+    const std::string mine = rendezvous_keys::Heartbeat(settings.run_id, self().node_id);
+    try {
+      while (!ended && !stopped) {
+        co_await beat.Add(mine, 1);
+        std::vector<Bytes> values;
+        if (!keys.empty()) values = co_await beat.MultiGet(keys);
+        const auto now = Clock::now();
+        for (size_t i = 0; i < values.size(); ++i) {
+          if (values[i] != last[i]) {
+            last[i] = values[i];
+            changed[i] = now;
+          } else if (judging_peers && now - changed[i] >= limit - tick) {
+            co_await ReportLost(ranks[i], now - changed[i]);
+            co_return;
+          }
+        }
+        tick_timer.expires_after(tick);
+        boost::system::error_code ec;
+        co_await tick_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+    } catch (const std::exception& error) {
+      if (!stopped) Deliver(StoreLost(error.what()));
+    }
+  }
+
+  asio::awaitable<void> ReportLost(int rank, Clock::duration silent) {
+    const NodeInfo& lost = round.nodes[rank];
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kPeerLost;
+    notice.host = lost.hostname;
+    notice.addr = lost.addr;
+    notice.node_rank = rank;
+    notice.detail =
+        "no heartbeat for " + FormatSeconds(silent) + " (keep_alive_interval " +
+        SecondsText(settings.keep_alive_interval) + " x keep_alive_max_attempt " +
+        std::to_string(settings.keep_alive_max_attempt) + "), noticed by " + self().Label();
+    Deliver(co_await PublishRoundEnd(beat, settings.run_id, round.round, notice));
+  }
+};
+
+JobChannel::JobChannel(asio::any_io_executor executor, Settings settings, RendezvousResult round,
+                       EndHandler on_end)
+    : state_(std::make_shared<State>(std::move(executor), std::move(settings), std::move(round),
+                                     std::move(on_end))) {}
+
+JobChannel::~JobChannel() { Stop(); }
+
+JobChannel::Task<void> JobChannel::Start() {
+  auto state = state_;
+  const auto deadline = Clock::now() + state->settings.read_timeout;
+  const auto& s = state->settings;
+  co_await state->watch.Connect(s.store_host, s.store_port, deadline);
+  co_await state->beat.Connect(s.store_host, s.store_port, deadline);
+  co_await state->control.Connect(s.store_host, s.store_port, deadline);
+  asio::co_spawn(state->executor, state->WatchLoop(), asio::detached);
+  asio::co_spawn(state->executor, state->HeartbeatLoop(), asio::detached);
+}
+
+JobChannel::Task<RoundEnd> JobChannel::EndRound(RoundEnd notice) {
+  auto state = state_;
+  RoundEnd winner =
+      co_await PublishRoundEnd(state->control, state->settings.run_id, state->round.round, notice);
+  state->Deliver(winner);
+  co_return winner;
+}
+
+JobChannel::Task<bool> JobChannel::ExitBarrier(std::chrono::milliseconds timeout) {
+  auto state = state_;
+  const int64_t arrived = co_await state->control.Add(state->RoundKey("barrier"), 1);
+  if (arrived == state->round.group_world_size()) {
+    co_await state->control.Set(state->RoundKey("barrier_done"), "");
+  }
+  std::vector<std::string> keys{state->RoundKey("barrier_done")};
+  const bool passed = co_await state->control.Wait(std::move(keys), timeout);
+  if (passed) state->judging_peers = false;
+  co_return passed;
+}
+
+JobChannel::Task<void> JobChannel::Depart(std::chrono::milliseconds linger) {
+  auto state = state_;
+  const int others = state->round.group_world_size() - 1;
+  if (others <= 0) co_return;
+  try {
+    if (state->settings.hosts_store) {
+      std::vector<std::string> keys{state->RoundKey("all_left")};
+      co_await state->control.Wait(std::move(keys), linger);
+    } else if (co_await state->control.Add(state->RoundKey("left"), 1) == others) {
+      co_await state->control.Set(state->RoundKey("all_left"), "");
+    }
+  } catch (const std::exception&) {
+    // Departing is a courtesy to the store's host; the job's result is already known.
+  }
+}
+
+void JobChannel::Stop() {
+  state_->stopped = true;
+  state_->tick_timer.cancel();
+  state_->watch.Close();
+  state_->beat.Close();
+  state_->control.Close();
+}
+
+bool JobChannel::ended() const { return state_->ended; }
+const RendezvousResult& JobChannel::round() const { return state_->round; }
+
+}  // namespace cpplaunch

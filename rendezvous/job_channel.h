@@ -1,0 +1,80 @@
+#pragma once
+// The job-wide channel of one rendezvous round, between all agents of a multi-host job:
+//   - round end: every agent holds a pending WAIT on the round's "end" key; the first agent to
+//     write a notice there (worker failure, agent stopped, lost peer, membership change, config
+//     error) wins, and every agent hears it within milliseconds, without polling;
+//   - heartbeats: every agent bumps its own counter key every keep_alive_interval / 4 and
+//     watches the others' counters; a counter that stops changing for keep_alive_interval x
+//     keep_alive_max_attempt marks that agent lost (local clocks only, no clock sync needed);
+//   - the exit barrier after success, and a departure step so the agent hosting the store
+//     outlives the others.
+// An agent that loses the store (its host died, the network broke, no answer within
+// heartbeat_timeout) ends the round locally with a kStoreLost notice.
+//
+// Threads: everything on the executor's thread. The handler is called at most once per channel,
+// on that thread, with the round's end (the root cause: the same notice on every host).
+// Lifetime: Stop() (or the destructor) closes the connections; the background loops then end
+// by themselves without calling the handler.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "rendezvous/node_info.h"
+#include "rendezvous/rendezvous.h"
+
+namespace cpplaunch {
+
+class JobChannel {
+ public:
+  template <class T>
+  using Task = boost::asio::awaitable<T>;
+
+  struct Settings {
+    std::string run_id = "none";
+    std::string store_host;
+    int store_port = 0;
+    std::chrono::milliseconds keep_alive_interval{std::chrono::seconds(5)};
+    int keep_alive_max_attempt = 3;
+    std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(5)};
+    std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
+    bool hosts_store = false;  // this agent runs the store server
+  };
+  using EndHandler = std::function<void(const RoundEnd&)>;
+
+  JobChannel(boost::asio::any_io_executor executor, Settings settings, RendezvousResult round,
+             EndHandler on_end);
+  ~JobChannel();
+  JobChannel(const JobChannel&) = delete;
+  JobChannel& operator=(const JobChannel&) = delete;
+
+  // Connects (bounded by read_timeout), arms the WAIT on the round's end key and starts the
+  // heartbeats. A notice written before Start() is delivered at once. Throws StoreError.
+  Task<void> Start();
+  // Ends the round for every agent with `notice` unless another notice came first; returns the
+  // notice that won (and delivers it to the handler if it was not delivered yet). Throws
+  // StoreError when the store cannot be reached.
+  Task<RoundEnd> EndRound(RoundEnd notice);
+  // The exit barrier after this host's workers succeeded: true when every agent of the round
+  // arrived within `timeout`, false on timeout. Throws StoreError (e.g. after Stop()).
+  Task<bool> ExitBarrier(std::chrono::milliseconds timeout);
+  // After the barrier: the store's host waits (at most `linger`) until every other agent said
+  // it is leaving; the others say so and return at once. Never throws.
+  Task<void> Depart(std::chrono::milliseconds linger);
+  // Closes the connections; pending operations end with StoreError, the handler is not called.
+  void Stop();
+
+  bool ended() const;
+  const RendezvousResult& round() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace cpplaunch

@@ -1,0 +1,56 @@
+#pragma once
+// What each agent tells the others about itself when it joins a rendezvous round, and the notice
+// that ends a round for every agent. Both travel as store values. Pure.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cpplaunch {
+
+// One agent of the job.
+struct NodeInfo {
+  std::string node_id;      // unique per agent process: "<addr>_<pid>"
+  std::string addr;         // advertised numeric address (--local-addr or the store route)
+  std::string hostname;     // for messages only
+  int local_world_size = 0;
+  int nnodes_min = 0;       // the --nnodes this agent was started with, for mismatch messages
+  int nnodes_max = 0;
+  int max_restarts = 0;
+
+  // "node rank 1 (host-b, 10.0.0.2)"-style label for messages.
+  std::string Label() const;
+  std::string Encode() const;
+  static std::optional<NodeInfo> Decode(std::string_view text, std::string* error);
+  friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
+};
+
+// Why a round ended. The first notice written for a round wins (COMPARE_SET on an absent key),
+// so every agent acts on the same one: that is the job's root cause.
+enum class RoundEndKind {
+  kWorkerFailure,     // a worker exited non-zero or died by a signal
+  kAgentStopped,      // an agent received a termination signal or failed internally
+  kPeerLost,          // an agent stopped sending heartbeats
+  kMembershipChange,  // a host asks to join an elastic job (does not consume a restart)
+  kConfigError,       // hosts disagree on the job (--nnodes, duplicate --node-rank, ...)
+  kStoreLost,         // local only: this agent lost the store (never written to the store)
+};
+
+struct RoundEnd {
+  RoundEndKind kind = RoundEndKind::kWorkerFailure;
+  std::string host;      // hostname of the agent that reported (or the lost agent)
+  std::string addr;
+  int node_rank = -1;    // group rank of that agent, -1 if none
+  int rank = -1;         // global rank of the failed worker, -1 if none
+  int local_rank = -1;
+  std::string detail;    // "exitcode 1", "killed by SIGSEGV", a config message, ...
+
+  bool counts_as_failure() const { return kind != RoundEndKind::kMembershipChange; }
+  // One line: "worker rank 3 (local rank 1) on host-b (node rank 1, 10.0.0.2): exitcode 1".
+  std::string Describe() const;
+  std::string Encode() const;
+  static std::optional<RoundEnd> Decode(std::string_view text, std::string* error);
+  friend bool operator==(const RoundEnd&, const RoundEnd&) = default;
+};
+
+}  // namespace cpplaunch

@@ -1,0 +1,95 @@
+#pragma once
+// The agents' rendezvous: every agent of a job calls Next() on the loop thread and gets the same
+// round (members, ranks, restart count). Two implementations: StaticRendezvous (--node-rank
+// given, fixed --nnodes) and DynamicRendezvous (c10d-like, --nnodes=MIN:MAX). Both talk to the
+// job's store through an AsyncStoreClient, so they never block the io_context.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
+
+#include <boost/asio/awaitable.hpp>
+
+#include "rendezvous/node_info.h"
+
+namespace cpplaunch {
+
+// A rendezvous that cannot complete: timeout, unreachable store, hosts that disagree, a closed
+// job. what() is one line saying what was tried (address:port, from which host) and why it failed.
+class RendezvousError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RendezvousSettings {
+  std::string run_id = "none";
+  int min_nodes = 1;
+  int max_nodes = 1;
+  int node_rank = 0;     // static only
+  int max_restarts = 0;  // checked against the other hosts'
+  std::string store_host;  // where the agents' store listens (numeric or name)
+  int store_port = 0;
+  std::string master_addr;  // what workers get as MASTER_ADDR / MASTER_PORT
+  int master_port = 0;
+  NodeInfo self;            // node_id, addr, hostname, local_world_size of this agent
+  // torchrun's --rdzv-conf keys; the launcher fills torchrun's defaults.
+  std::chrono::milliseconds timeout{std::chrono::seconds(900)};  // static: connect + round
+  std::chrono::milliseconds join_timeout{std::chrono::seconds(600)};
+  std::chrono::milliseconds last_call_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds close_timeout{std::chrono::seconds(30)};
+  std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
+  std::chrono::milliseconds progress_interval{std::chrono::seconds(5)};
+  // Receives a progress line while a round waits for hosts (every progress_interval), on the
+  // loop thread. May be empty.
+  std::function<void(const std::string&)> progress;
+};
+
+struct RendezvousResult {
+  int64_t round = 0;
+  int restart_count = 0;      // TORCHELASTIC_RESTART_COUNT, the same on every host
+  int group_rank = 0;
+  std::vector<NodeInfo> nodes;  // indexed by group rank
+  std::string master_addr;
+  int master_port = 0;
+
+  int group_world_size() const { return static_cast<int>(nodes.size()); }
+  std::vector<int> local_world_sizes() const;
+};
+
+// How the previous round ended, for the next call of Next().
+struct RoundTransition {
+  int64_t round = 0;          // the round that ended
+  int restart_count = 0;      // its restart count
+  bool failure = true;        // true: the new round consumes a restart (count + 1)
+};
+
+class Rendezvous {
+ public:
+  template <class T>
+  using Task = boost::asio::awaitable<T>;
+  virtual ~Rendezvous() = default;
+
+  // Joins the first round (nullopt) or the round after `previous`. Throws RendezvousError.
+  // Before returning a round > 0, stale keys of the previous round's workers are gone from the
+  // store, so restarted PyTorch workers cannot see them.
+  virtual Task<RendezvousResult> Next(std::optional<RoundTransition> previous) = 0;
+  // The job is over: late hosts are told `reason` (dynamic). Best effort, bounded by
+  // close_timeout; never throws.
+  virtual Task<void> Close(std::string reason) = 0;
+};
+
+// Store keys of the agents, in one place. Agents' keys never start with '/', so they cannot
+// collide with PyTorch clients' keys (which always do, except "init/").
+namespace rendezvous_keys {
+std::string Base(const std::string& run_id);  // "cpplaunch/<run_id>/"
+std::string Round(const std::string& run_id, int64_t round);  // Base + "r<round>/"
+std::string Heartbeat(const std::string& run_id, const std::string& node_id);
+}  // namespace rendezvous_keys
+
+}  // namespace cpplaunch

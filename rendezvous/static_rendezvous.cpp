@@ -1,0 +1,203 @@
+#include "rendezvous/static_rendezvous.h"
+
+#include "rendezvous/store_steps.h"
+
+namespace cpplaunch {
+namespace {
+
+using Clock = AsyncStoreClient::Clock;
+
+std::string NodeKey(const std::string& run_id, int64_t round, int node_rank) {
+  return rendezvous_keys::Round(run_id, round) + "static/node/" + std::to_string(node_rank);
+}
+
+std::string ClaimKey(const std::string& run_id, int64_t round, int node_rank) {
+  return rendezvous_keys::Round(run_id, round) + "static/claim/" + std::to_string(node_rank);
+}
+
+std::string Nnodes(int min_nodes, int max_nodes) {
+  if (min_nodes == max_nodes) return std::to_string(max_nodes);
+  return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
+}
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string text;
+  for (int rank : ranks) text += (text.empty() ? "" : ", ") + std::to_string(rank);
+  return text;
+}
+
+}  // namespace
+
+StaticRendezvous::StaticRendezvous(boost::asio::any_io_executor executor,
+                                   RendezvousSettings settings)
+    : settings_(std::move(settings)),
+      client_(std::move(executor), AsyncStoreClient::Options{settings_.read_timeout}) {}
+
+std::string StaticRendezvous::Where() const { return settings_.self.Label(); }
+
+Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
+    std::optional<RoundTransition> previous) {
+  const auto deadline = Clock::now() + settings_.timeout;
+  const int64_t round = previous ? previous->round + 1 : 0;
+  const int nnodes = settings_.max_nodes;
+  if (settings_.node_rank < 0) {
+    throw RendezvousError("--node-rank=" + std::to_string(settings_.node_rank) +
+                          " must not be negative");
+  }
+  if (!client_.connected()) {
+    co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port, Where(),
+                                 deadline, settings_.progress_interval, settings_.progress);
+  }
+  const std::string& run_id = settings_.run_id;
+  if (co_await client_.Add(ClaimKey(run_id, round, settings_.node_rank), 1) > 1) {
+    co_await FailConfig(round, "two hosts were started with --node-rank=" +
+                                   std::to_string(settings_.node_rank) + " (one of them is " +
+                                   Where() + ")");
+  }
+  // Published before any check, so that the other hosts see this host's view of the job
+  // (its --nnodes) and fail with the same message instead of waiting for their timeout.
+  std::vector<std::string> keys{NodeKey(run_id, round, settings_.node_rank),
+                                rendezvous_keys::Heartbeat(run_id, settings_.self.node_id)};
+  std::vector<Bytes> values{settings_.self.Encode(), "0"};
+  co_await client_.MultiSet(std::move(keys), std::move(values));
+  if (settings_.node_rank >= nnodes) {
+    co_await FailConfig(round, Where() + " was started with --node-rank=" +
+                                   std::to_string(settings_.node_rank) + " and --nnodes=" +
+                                   std::to_string(nnodes) + " (node ranks are 0.." +
+                                   std::to_string(nnodes - 1) + ")");
+  }
+  co_await CheckHost(round, deadline);
+
+  RendezvousResult result;
+  result.nodes = co_await GatherNodes(round, deadline);
+  co_await CheckAgreement(round, result.nodes, 0);
+  result.round = round;
+  result.restart_count =
+      previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+  result.group_rank = settings_.node_rank;
+  result.master_addr = settings_.master_addr;
+  result.master_port = settings_.master_port;
+  if (round > 0) {
+    if (result.group_rank == 0) {
+      co_await ClearWorkerKeys(client_, run_id, round);
+    } else {
+      std::vector<std::string> go{GoKey(run_id, round)};
+      if (!co_await WaitForKeys(client_, go, deadline, settings_.progress_interval, {})) {
+        throw RendezvousError("rendezvous round " + std::to_string(round) + " on " + Where() +
+                              ": node rank 0 did not release the round within the timeout");
+      }
+    }
+  }
+  co_return result;
+}
+
+Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t round,
+                                                                       Clock::time_point deadline) {
+  const int nnodes = settings_.max_nodes;
+  std::vector<std::string> keys;
+  for (int rank = 0; rank < nnodes; ++rank) keys.push_back(NodeKey(settings_.run_id, round, rank));
+  const auto started = Clock::now();
+  std::vector<int> missing;
+  auto tick = [&]() -> boost::asio::awaitable<void> {
+    missing.clear();
+    for (int rank = 0; rank < nnodes; ++rank) {
+      std::vector<std::string> one{keys[rank]};
+      if (!co_await client_.Check(one)) missing.push_back(rank);
+    }
+    if (settings_.progress) {
+      settings_.progress("waiting for hosts at the store " + client_.peer() + ": " +
+                         std::to_string(nnodes - static_cast<int>(missing.size())) + "/" +
+                         std::to_string(nnodes) + " joined; missing node ranks " +
+                         RankList(missing) + "; timeout in " +
+                         FormatSeconds(deadline - Clock::now()));
+    }
+  };
+  if (!co_await WaitForKeys(client_, keys, deadline, settings_.progress_interval, tick)) {
+    co_await tick();
+    throw RendezvousError(
+        "rendezvous timed out on " + Where() + " after " + FormatSeconds(Clock::now() - started) +
+        ": " + std::to_string(nnodes - static_cast<int>(missing.size())) + " of " +
+        std::to_string(nnodes) + " hosts joined the store at " + client_.peer() +
+        "; missing node ranks " + RankList(missing) +
+        " (were they started, with the same --master-addr/--master-port and --rdzv-id?)");
+  }
+  std::vector<NodeInfo> nodes;
+  for (const Bytes& value : co_await client_.MultiGet(keys)) {
+    std::string error;
+    auto node = NodeInfo::Decode(value, &error);
+    if (!node) throw RendezvousError("unreadable node info in the store: " + error);
+    nodes.push_back(std::move(*node));
+  }
+  co_return nodes;
+}
+
+// Every host waits for node rank 0 first: a host started with another --nnodes learns it at
+// once, instead of waiting for node ranks that will never come.
+Rendezvous::Task<void> StaticRendezvous::CheckHost(int64_t round, Clock::time_point deadline) {
+  if (settings_.node_rank == 0) co_return;
+  std::vector<std::string> keys{NodeKey(settings_.run_id, round, 0)};
+  auto tick = [&]() -> boost::asio::awaitable<void> {
+    if (settings_.progress) {
+      settings_.progress("waiting for node rank 0 at the store " + client_.peer() +
+                         "; timeout in " + FormatSeconds(deadline - Clock::now()));
+    }
+    co_return;
+  };
+  if (!co_await WaitForKeys(client_, keys, deadline, settings_.progress_interval, tick)) {
+    throw RendezvousError("rendezvous timed out on " + Where() + ": node rank 0 never joined " +
+                          "the store at " + client_.peer());
+  }
+  std::string error;
+  auto host = NodeInfo::Decode(co_await client_.Get(keys[0]), &error);
+  if (!host) throw RendezvousError("unreadable node info in the store: " + error);
+  std::vector<NodeInfo> nodes{*host};
+  co_await CheckAgreement(round, nodes, 0);
+}
+
+Rendezvous::Task<void> StaticRendezvous::CheckAgreement(int64_t round,
+                                                        const std::vector<NodeInfo>& nodes,
+                                                        int first_rank) {
+  const NodeInfo& self = settings_.self;
+  const int mine = settings_.node_rank - first_rank;
+  if (mine >= 0 && mine < static_cast<int>(nodes.size()) &&
+      nodes[mine].node_id != self.node_id) {
+    co_await FailConfig(round, "two hosts were started with --node-rank=" +
+                                   std::to_string(settings_.node_rank) + ": " + Where() +
+                                   " and " + nodes[mine].Label());
+  }
+  for (size_t rank = 0; rank < nodes.size(); ++rank) {
+    const NodeInfo& other = nodes[rank];
+    if (other.nnodes_min != self.nnodes_min || other.nnodes_max != self.nnodes_max) {
+      co_await FailConfig(round, "node rank " + std::to_string(rank + first_rank) + " (" +
+                                     other.Label() + ") was started with --nnodes=" +
+                                     Nnodes(other.nnodes_min, other.nnodes_max) + " but " +
+                                     Where() + " with --nnodes=" +
+                                     Nnodes(self.nnodes_min, self.nnodes_max));
+    }
+    if (other.max_restarts != self.max_restarts) {
+      co_await FailConfig(round, "node rank " + std::to_string(rank + first_rank) + " (" +
+                                     other.Label() + ") was started with --max-restarts=" +
+                                     std::to_string(other.max_restarts) + " but " + Where() +
+                                     " with --max-restarts=" + std::to_string(self.max_restarts));
+    }
+  }
+}
+
+Rendezvous::Task<void> StaticRendezvous::FailConfig(int64_t round, std::string message) {
+  RoundEnd notice;
+  notice.kind = RoundEndKind::kConfigError;
+  notice.host = settings_.self.hostname;
+  notice.addr = settings_.self.addr;
+  notice.node_rank = settings_.node_rank;
+  notice.detail = message;
+  try {
+    co_await PublishRoundEnd(client_, settings_.run_id, round, notice);
+  } catch (const StoreError&) {
+    // The local message below is what matters; the others time out if they cannot be told.
+  }
+  throw RendezvousError(message);
+}
+
+Rendezvous::Task<void> StaticRendezvous::Close(std::string) { co_return; }
+
+}  // namespace cpplaunch

@@ -1,0 +1,104 @@
+#include "rendezvous/store_steps.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <boost/asio/this_coro.hpp>
+
+namespace cpplaunch {
+namespace asio = boost::asio;
+using Clock = AsyncStoreClient::Clock;
+
+namespace rendezvous_keys {
+std::string Base(const std::string& run_id) { return "cpplaunch/" + run_id + "/"; }
+std::string Round(const std::string& run_id, int64_t round) {
+  return Base(run_id) + "r" + std::to_string(round) + "/";
+}
+std::string Heartbeat(const std::string& run_id, const std::string& node_id) {
+  return Base(run_id) + "hb/" + node_id;
+}
+}  // namespace rendezvous_keys
+
+std::vector<int> RendezvousResult::local_world_sizes() const {
+  std::vector<int> sizes;
+  for (const auto& node : nodes) sizes.push_back(node.local_world_size);
+  return sizes;
+}
+
+std::string GoKey(const std::string& run_id, int64_t round) {
+  return rendezvous_keys::Round(run_id, round) + "go";
+}
+std::string EndKey(const std::string& run_id, int64_t round) {
+  return rendezvous_keys::Round(run_id, round) + "end";
+}
+
+std::string FormatSeconds(std::chrono::steady_clock::duration duration) {
+  double seconds = std::max(0.0, std::chrono::duration<double>(duration).count());
+  char text[32];
+  if (seconds >= 10) {
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f s", seconds);
+  }
+  return text;
+}
+
+asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string host, int port,
+                                          std::string from, Clock::time_point deadline,
+                                          std::chrono::milliseconds interval,
+                                          ProgressSink progress) {
+  const auto started = Clock::now();
+  for (;;) {
+    auto slice_end = std::min(deadline, Clock::now() + interval);
+    std::string reason;
+    try {
+      co_await client.Connect(host, port, slice_end);
+      co_return;
+    } catch (const StoreError& error) {
+      reason = error.what();
+    }
+    if (Clock::now() >= deadline) {
+      throw RendezvousError("rendezvous failed on " + from + ": " + reason + "; gave up after " +
+                            FormatSeconds(Clock::now() - started) +
+                            " (check the address and port, that the host running the store is "
+                            "up, and that no firewall blocks the port)");
+    }
+    if (progress) {
+      progress("still trying to reach the rendezvous store from " + from + ": " + reason +
+               "; giving up in " + FormatSeconds(deadline - Clock::now()));
+    }
+  }
+}
+
+asio::awaitable<bool> WaitForKeys(AsyncStoreClient& client, std::vector<std::string> keys,
+                                  Clock::time_point deadline, std::chrono::milliseconds interval,
+                                  std::function<asio::awaitable<void>()> on_tick) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) co_return co_await client.Check(keys);
+    if (co_await client.Wait(keys, std::min(left, interval))) co_return true;
+    if (Clock::now() < deadline && on_tick) co_await on_tick();
+  }
+}
+
+asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client, const std::string& run_id,
+                                          int64_t round, RoundEnd notice) {
+  std::string mine = notice.Encode();
+  Bytes stored = co_await client.CompareSet(EndKey(run_id, round), "", mine);
+  if (stored == mine) co_return notice;
+  std::string error;
+  auto earlier = RoundEnd::Decode(stored, &error);
+  if (!earlier) throw StoreError("round-end notice in the store is unreadable: " + error);
+  co_return *earlier;
+}
+
+asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::string& run_id,
+                                      int64_t round) {
+  const std::string agents = "cpplaunch/";
+  for (const auto& key : co_await client.ListKeys()) {
+    if (key.compare(0, agents.size(), agents) != 0) co_await client.DeleteKey(key);
+  }
+  co_await client.Set(GoKey(run_id, round), "");
+}
+
+}  // namespace cpplaunch

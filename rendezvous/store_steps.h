@@ -1,0 +1,56 @@
+#pragma once
+// Store steps shared by the static and dynamic rendezvous and the job channel: connecting with
+// progress lines, waiting for keys with progress lines, publishing the notice that ends a round,
+// and clearing the previous round's worker keys. Coroutines on the caller's loop thread; each
+// uses the client it is given (one operation at a time on it).
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
+
+#include <boost/asio/awaitable.hpp>
+
+#include "rendezvous/async_store_client.h"
+#include "rendezvous/node_info.h"
+#include "rendezvous/rendezvous.h"
+
+namespace cpplaunch {
+
+using ProgressSink = std::function<void(const std::string&)>;
+
+// Connects `client` to host:port, retrying until `deadline`, calling `progress` every
+// `interval` with the last reason. Throws RendezvousError naming the address, this host
+// (`from`) and the reason.
+boost::asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string host,
+                                                 int port, std::string from,
+                                                 AsyncStoreClient::Clock::time_point deadline,
+                                                 std::chrono::milliseconds interval,
+                                                 ProgressSink progress);
+
+// Waits until every key exists (true) or `deadline` (false). Every `interval` without success
+// calls on_tick(), which may report progress; it is a coroutine so it can query the store.
+boost::asio::awaitable<bool> WaitForKeys(
+    AsyncStoreClient& client, std::vector<std::string> keys,
+    AsyncStoreClient::Clock::time_point deadline, std::chrono::milliseconds interval,
+    std::function<boost::asio::awaitable<void>()> on_tick);
+
+// Writes `notice` as the end of `round` unless a notice is already there; returns the notice
+// that is stored now (ours, or the earlier one: the root cause).
+boost::asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client,
+                                                 const std::string& run_id, int64_t round,
+                                                 RoundEnd notice);
+
+// Deletes every key that is not an agent key (the workers' keys of earlier rounds), then sets
+// the round's "go" key. Called by group rank 0 of a round > 0; the others WaitForGo().
+boost::asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::string& run_id,
+                                             int64_t round);
+std::string GoKey(const std::string& run_id, int64_t round);
+std::string EndKey(const std::string& run_id, int64_t round);
+
+// "12 s" / "1.5 s" for progress lines.
+std::string FormatSeconds(std::chrono::steady_clock::duration duration);
+
+}  // namespace cpplaunch

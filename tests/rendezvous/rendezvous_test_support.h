@@ -1,0 +1,82 @@
+#pragma once
+// Helpers for the rendezvous unit tests: run coroutines on one io_context with a bound, with a
+// real StoreServer on 127.0.0.1 beside them.
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "rendezvous/store_server.h"
+
+namespace cpplaunch::testing {
+
+// The outcome of one coroutine: its value, or the exception it threw.
+template <class T>
+struct Outcome {
+  std::optional<T> value;
+  std::exception_ptr error;
+  bool done = false;
+
+  T get() const {
+    if (!done) throw std::runtime_error("coroutine did not finish");
+    if (error) std::rethrow_exception(error);
+    return *value;
+  }
+  std::string message() const {
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  }
+};
+
+// Starts `task` on `io`; the returned outcome fills in when it finishes.
+template <class T>
+std::shared_ptr<Outcome<T>> Spawn(boost::asio::io_context& io, boost::asio::awaitable<T> task) {
+  auto outcome = std::make_shared<Outcome<T>>();
+  boost::asio::co_spawn(io, std::move(task), [outcome](std::exception_ptr error, T value) {
+    outcome->done = true;
+    outcome->error = error;
+    if (!error) outcome->value = std::move(value);
+  });
+  return outcome;
+}
+
+inline std::shared_ptr<Outcome<bool>> Spawn(boost::asio::io_context& io,
+                                            boost::asio::awaitable<void> task) {
+  auto outcome = std::make_shared<Outcome<bool>>();
+  boost::asio::co_spawn(io, std::move(task), [outcome](std::exception_ptr error) {
+    outcome->done = true;
+    outcome->error = error;
+    if (!error) outcome->value = true;
+  });
+  return outcome;
+}
+
+// Runs `io` until `finished()` or `limit` passed.
+template <class Pred>
+void RunUntil(boost::asio::io_context& io, Pred finished, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  io.restart();
+  while (!finished() && std::chrono::steady_clock::now() < deadline) {
+    io.run_for(std::chrono::milliseconds(5));
+    if (io.stopped()) io.restart();
+  }
+}
+
+inline StoreServerOptions LoopbackServer() {
+  StoreServerOptions options;
+  options.bind_host = "127.0.0.1";
+  options.port = 0;
+  return options;
+}
+
+}  // namespace cpplaunch::testing
