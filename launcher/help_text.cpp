@@ -1,5 +1,7 @@
 #include "launcher/help_text.h"
 
+#include <vector>
+
 #include "launcher/option_table.h"
 
 namespace cpplaunch {
@@ -25,6 +27,22 @@ std::string Details(const OptionSpec& spec) {
   return details;
 }
 
+// Splits text at ';' separators into lines that fit the help column.
+std::vector<std::string> Wrap(const std::string& text) {
+  constexpr size_t kWidth = 80 - kHelpColumn;
+  std::vector<std::string> lines(1);
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find("; ", start);
+    end = end == std::string::npos ? text.size() : end + 1;
+    const std::string piece = text.substr(start, end - start);
+    if (!lines.back().empty() && lines.back().size() + piece.size() > kWidth) lines.emplace_back();
+    lines.back() += lines.back().empty() && piece.front() == ' ' ? piece.substr(1) : piece;
+    start = end;
+  }
+  return lines;
+}
+
 std::string OptionEntry(const OptionSpec& spec) {
   std::string entry = Spellings(spec);
   if (entry.size() + 2 > kHelpColumn) {
@@ -33,8 +51,9 @@ std::string OptionEntry(const OptionSpec& spec) {
     entry += std::string(kHelpColumn - entry.size(), ' ');
   }
   entry += std::string(spec.help) + "\n";
-  const std::string details = Details(spec);
-  if (!details.empty()) entry += std::string(kHelpColumn, ' ') + "(" + details + ")\n";
+  for (const std::string& line : Wrap("(" + Details(spec) + ")")) {
+    if (line != "()") entry += std::string(kHelpColumn, ' ') + line + "\n";
+  }
   return entry;
 }
 
@@ -48,20 +67,22 @@ std::string HelpText() {
   std::string text = UsageLine() + "\n\n";
   text +=
       "Torch Distributed Elastic Training Launcher, compatible with torchrun.\n"
-      "Options may be abbreviated to any unique prefix (--nproc 4) and take their value\n"
-      "as --opt=value or --opt value. Every option except --logs-specs and --numa-binding\n"
-      "can also be set through its PET_ environment variable; the command line wins.\n\n"
+      "Options may be abbreviated to any unique prefix (--nproc 4) and take their\n"
+      "value as --opt=value or --opt value. Every option except --logs-specs and\n"
+      "--numa-binding can also be set through its PET_ environment variable; the\n"
+      "command line wins.\n\n"
       "positional arguments:\n"
-      "  training_script                 the program or script to launch on every worker\n"
-      "  training_script_args            passed to the script unchanged ($local_rank and\n"
-      "                                  ${local_rank} are replaced, $$ becomes $)\n\n"
+      "  training_script                 the script or program every worker runs\n"
+      "  training_script_args            passed to the script unchanged, except that\n"
+      "                                  $local_rank and ${local_rank} are replaced\n"
+      "                                  and $$ becomes $\n\n"
       "options:\n";
   for (const OptionSpec& spec : OptionTable()) text += OptionEntry(spec);
   text +=
       "\nexit status:\n"
       "  0  every worker succeeded\n"
-      "  1  a worker failed after all restarts, the launcher was signalled, the rendezvous\n"
-      "     failed, or an option value was rejected\n"
+      "  1  a worker failed after all restarts, the launcher was signalled, the\n"
+      "     rendezvous failed, or an option value was rejected\n"
       "  2  the command line could not be parsed\n";
   return text;
 }

@@ -38,3 +38,22 @@ TEST_CASE("env names follow PET_<DEST>") {
 
 }  // namespace
 }  // namespace cpplaunch
+
+namespace cpplaunch {
+namespace {
+
+TEST_CASE("help fits an 80-column terminal") {
+  const std::string help = HelpText();
+  size_t start = 0;
+  while (start < help.size()) {
+    const size_t end = help.find('\n', start);
+    const std::string line = help.substr(start, end - start);
+    INFO(line);
+    CHECK(line.size() <= 80);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+}  // namespace cpplaunch
