@@ -31,7 +31,7 @@ struct ChildPlan {
   std::string error_prefix;             // "cpplaunch: cannot execute 'prog' (local rank 3)"
 };
 
-// Forks a child that joins the cgroup, calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets
+// vforks a child that joins the cgroup, calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets
 // signal dispositions and mask, installs fds 1/2, closes every fd >= 3 and execs. On failure the
 // child writes "<error_prefix>: <errno text>" to the agent's stderr and exits 127 (not found)
 // or 126. Returns the child's pid; throws if fork fails.
