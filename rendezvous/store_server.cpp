@@ -190,7 +190,9 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     if (ec) return server_.Close(*this);  // EOF or reset: the client is gone
     server_.OnInput(*this, std::string_view(buffer_.data(), n));
     server_.FlushDirty();
-    ResizeBuffer(n);
+    // A flush that completed at once may have resumed this session and armed the next read
+    // into buffer_ already; the buffer must not move under it.
+    if (!read_armed_) ResizeBuffer(n);
     StartReading();
   }
 

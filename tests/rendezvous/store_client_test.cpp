@@ -55,6 +55,20 @@ TEST_CASE("StoreClient implements the Store operations in both dialects", "[rend
   }
 }
 
+TEST_CASE("large values round-trip and the connection stays usable", "[rendezvous][client]") {
+  LoopbackServer server;
+  StoreClient client(For(server, Dialect::kLegacy));
+  for (size_t size : {size_t{1} << 20, size_t{3} << 20, size_t{100}, size_t{8} << 20}) {
+    std::string value(size, 'v');
+    value[size / 2] = '\0';
+    client.Set("large", value);
+    CHECK(client.Get("large") == value);
+    CHECK(client.NumKeys() == 1);
+    CHECK(client.Add("n", 1) > 0);
+    client.DeleteKey("n");
+  }
+}
+
 TEST_CASE("StoreClient keys are shared with PyTorch's '/' convention and raw keys",
           "[rendezvous][client]") {
   LoopbackServer server;
