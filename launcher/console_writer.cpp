@@ -32,6 +32,12 @@ int OpenPrivateNonBlocking(int fd) {
 
 }  // namespace
 
+bool ConsoleWriter::SameFile(int fd_a, int fd_b) {
+  struct stat a {}, b {};
+  if (::fstat(fd_a, &a) != 0 || ::fstat(fd_b, &b) != 0) return false;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 ConsoleWriter::ConsoleWriter(boost::asio::io_context& io, int fd)
     : io_(io), fd_(fd), async_(io), flush_timer_(io) {
   const int own = OpenPrivateNonBlocking(fd);

@@ -37,6 +37,10 @@ class ConsoleWriter {
   static constexpr std::size_t kHighWater = std::size_t{8} << 20;
   static constexpr std::size_t kLowWater = std::size_t{1} << 20;
 
+  // True when both descriptors refer to the same file (e.g. `2>&1`, or one terminal). The agent
+  // then uses one writer for both streams so stdout and stderr lines cannot split each other.
+  static bool SameFile(int fd_a, int fd_b);
+
   // `fd` stays owned by the caller and must stay open while this object lives.
   ConsoleWriter(boost::asio::io_context& io, int fd);
   ~ConsoleWriter();

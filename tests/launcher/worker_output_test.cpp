@@ -373,6 +373,18 @@ TEST_CASE("ConsoleWriter never blocks on a console nobody reads, and Flush is bo
   ::close(fds[1]);
 }
 
+TEST_CASE("ConsoleWriter::SameFile tells a shared console from separate ones", "[launcher][output]") {
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  const int copy = ::fcntl(fds[1], F_DUPFD_CLOEXEC, 0);
+  CHECK(ConsoleWriter::SameFile(fds[1], copy));
+  CHECK(ConsoleWriter::SameFile(fds[0], fds[1]));  // both ends are one pipe inode
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  CHECK_FALSE(ConsoleWriter::SameFile(fds[1], null_fd));
+  CHECK_FALSE(ConsoleWriter::SameFile(fds[1], -1));
+  for (int fd : {fds[0], fds[1], copy, null_fd}) ::close(fd);
+}
+
 TEST_CASE("ConsoleWriter drops output once the reader is gone", "[launcher][output]") {
   boost::asio::io_context io;
   int fds[2];
