@@ -68,6 +68,19 @@ def wait_for_lines(path, count, seconds=10):
     raise AssertionError(f"only {read_pids(path)} in {path} after {seconds}s")
 
 
+class Launcher(subprocess.Popen):
+    """cpplaunch in the background; killed with its process group if a test fails early."""
+
+    def __init__(self, *args):
+        super().__init__([CPPLAUNCH, *args], env=env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+    def __exit__(self, *exc):
+        if self.poll() is None:
+            os.killpg(self.pid, signal.SIGKILL)
+        return super().__exit__(*exc)
+
+
 class ExitCodes(unittest.TestCase):
     def test_success_is_zero(self):
         r = launch("--nproc-per-node=4", "--no-python", WORKER, "--exit", "0")
@@ -157,15 +170,13 @@ class Signals(unittest.TestCase):
     def run_and_signal(self, signo, extra=()):
         with tempfile.TemporaryDirectory() as d:
             ready = os.path.join(d, "ready")
-            p = subprocess.Popen([CPPLAUNCH, "--nproc-per-node=2", *extra, "--no-python", WORKER,
-                                  "--pid-file", ready, "--children", "1", "--trap-term", "0",
-                                  "--sleep", "60000"],
-                                 env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            wait_for_lines(ready, 2)
-            start = time.monotonic()
-            p.send_signal(signo)
-            out, err = p.communicate(timeout=30)
-            return p.returncode, out, err, time.monotonic() - start
+            with Launcher("--nproc-per-node=2", *extra, "--no-python", WORKER, "--pid-file", ready,
+                          "--children", "1", "--trap-term", "0", "--sleep", "60000") as p:
+                wait_for_lines(ready, 2)
+                start = time.monotonic()
+                p.send_signal(signo)
+                out, err = p.communicate(timeout=30)
+                return p.returncode, out, err, time.monotonic() - start
 
     def test_sigterm_is_forwarded_and_exit_is_one(self):
         code, out, err, elapsed = self.run_and_signal(signal.SIGTERM)
@@ -177,14 +188,13 @@ class Signals(unittest.TestCase):
     def test_sigusr1_forwarded_when_listed(self):
         with tempfile.TemporaryDirectory() as d:
             ready = os.path.join(d, "ready")
-            p = subprocess.Popen([CPPLAUNCH, "--nproc-per-node=2",
-                                  "--signals-to-handle=SIGTERM,SIGUSR1", "--no-python", "/bin/sh", "-c",
-                                  f"trap 'echo got-usr1; exit 0' USR1; echo 1 >> {ready}; "
-                                  f"while true; do sleep 0.05; done"],
-                                 env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            wait_for_lines(ready, 2)
-            p.send_signal(signal.SIGUSR1)
-            out, err = p.communicate(timeout=30)
+            with Launcher("--nproc-per-node=2", "--signals-to-handle=SIGTERM,SIGUSR1",
+                          "--no-python", "/bin/sh", "-c",
+                          f"trap 'echo got-usr1; exit 0' USR1; echo 1 >> {ready}; "
+                          f"while true; do sleep 0.05; done") as p:
+                wait_for_lines(ready, 2)
+                p.send_signal(signal.SIGUSR1)
+                out, err = p.communicate(timeout=30)
             self.assertEqual(p.returncode, 1)
             self.assertEqual(out.count("got-usr1"), 2, out + err)
 
