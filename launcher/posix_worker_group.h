@@ -2,7 +2,8 @@
 // PosixWorkerGroup: the real WorkerGroup, driven by a caller-provided boost::asio::io_context.
 //
 // How it works (details in posix_worker_group.cpp and posix_sys.cpp):
-//   * vfork + execve (see posix_sys.cpp for why vfork is safe here); the child joins the job's cgroup (when the JobSentinel has one), calls
+//   * vfork + execve (posix_sys.cpp explains why vfork is safe and faster here); the child
+//     joins the job's cgroup (when the JobSentinel has one), calls
 //     setsid() (own session and process group), sets PR_SET_PDEATHSIG(SIGKILL), restores default
 //     signal dispositions and an empty mask, installs stdout/stderr, closes every other
 //     descriptor (close_range) and execs. argv[0] is resolved on PATH in the parent.

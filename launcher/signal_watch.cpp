@@ -1,12 +1,6 @@
 #include "launcher/signal_watch.h"
 
-#include <cctype>
-#include <csignal>
-#include <cstdlib>
-#include <cstring>
-
 #include "launcher/posix_sys.h"
-#include "launcher/worker_exit.h"
 
 namespace cpplaunch {
 
@@ -34,20 +28,6 @@ void SignalWatch::Arm() {
     on_signal_(signo);
     Arm();
   });
-}
-
-int ParseSignal(const std::string& text) {
-  if (text.empty()) return 0;
-  char* end = nullptr;
-  long number = std::strtol(text.c_str(), &end, 10);
-  if (*end == '\0') return number > 0 && number < NSIG ? static_cast<int>(number) : 0;
-  std::string name = text;
-  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (name.rfind("SIG", 0) != 0) name = "SIG" + name;
-  for (int signo = 1; signo < NSIG; ++signo) {
-    if (SignalName(signo) == name) return signo;
-  }
-  return 0;
 }
 
 }  // namespace cpplaunch

@@ -10,7 +10,6 @@
 
 #include <functional>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -33,8 +32,5 @@ class SignalWatch {
   std::function<void(int)> on_signal_;
   std::shared_ptr<char> alive_ = std::make_shared<char>();  // expires first on destruction
 };
-
-// "SIGTERM", "TERM", "term" or "15" -> 15; returns 0 for anything else.
-int ParseSignal(const std::string& text);
 
 }  // namespace cpplaunch
