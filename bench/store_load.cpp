@@ -45,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "rendezvous/store_client.h"
 #include "rendezvous/wire_format.h"
 
 namespace cpplaunch {
@@ -67,6 +68,8 @@ struct Options {
   double timeout_s = 120.0;
   bool callback_sockets = true;
 };
+
+bool g_spread_sources = true;  // --spread-sources; set once in main before any thread starts
 
 [[noreturn]] void Die(const char* what) {
   std::fprintf(stderr, "store_load: %s: %s\n", what, std::strerror(errno));
@@ -91,12 +94,13 @@ Options Parse(int argc, char** argv) {
     else if (a == "--threads") o.threads = std::max(1, std::atoi(v));
     else if (a == "--timeout-s") o.timeout_s = std::atof(v);
     else if (a == "--callback-sockets") o.callback_sockets = std::atoi(v) != 0;
+    else if (a == "--spread-sources") g_spread_sources = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "store_load: unknown option %s\n", a.c_str());
       std::exit(2);
     }
   }
-  if (o.port <= 0 || o.clients <= 0) {
+  if (o.port <= 0 || o.port > 65535 || o.clients <= 0) {
     std::fprintf(stderr, "store_load: --port and --clients are required and positive\n");
     std::exit(2);
   }
@@ -166,12 +170,31 @@ void CloseHard(int fd) {
   close(fd);
 }
 
+// Gives connection number n its own loopback source address, 127.1.0.0 + n (port chosen at
+// connect time). With one source address, Linux picks each ephemeral port by scanning the ports
+// already connected to the same destination, which makes the client side of 16,384 connections
+// quadratic (it dominated the storm before this); distinct addresses are also what ranks on
+// different hosts look like to the server. Only for a loopback server.
+void BindSource(int fd, std::uint32_t n) {
+  if (!g_spread_sources) return;
+  int one = 1;
+  setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl((127u << 24) | (1u << 16) | (n & 0xffffu));
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) Die("bind source address");
+}
+
 sockaddr_in Address(const Options& o) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<std::uint16_t>(o.port));
   if (inet_pton(AF_INET, o.host.c_str(), &a.sin_addr) != 1) {
     std::fprintf(stderr, "store_load: --host must be an IPv4 address\n");
+    std::exit(2);
+  }
+  if (g_spread_sources && (ntohl(a.sin_addr.s_addr) >> 24) != 127) {
+    std::fprintf(stderr, "store_load: --spread-sources needs a loopback --host (or --spread-sources 0)\n");
     std::exit(2);
   }
   return a;
@@ -230,6 +253,7 @@ class Engine {
  private:
   bool StartConnect(Conn& c) {
     c.fd = OpenSocket();
+    BindSource(c.fd, ++sources_used_);
     if (connect(c.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0 && errno != EINPROGRESS) {
       return false;
     }
@@ -326,6 +350,7 @@ class Engine {
   Script& script_;
   std::vector<Conn*> conns_;
   std::string first_failure_;
+  std::uint32_t sources_used_ = 0;
   sockaddr_in addr_{};
   int ep_ = -1;
   int live_ = static_cast<int>(conns_.size());
@@ -354,8 +379,10 @@ class MixScript : public Script {
 
   void OnReply(Conn& c, Reply&) override {
     const std::int64_t now = NowNs();
+    const int ops = c.step == 1 ? 2 : 1;  // the first round trip carries SET and WAIT
+    all_ops_ += static_cast<std::uint64_t>(ops);
     if (now >= window_start_ && now < window_end_) {
-      ops_ += c.step == 1 ? 2 : 1;  // the first round trip carries SET and WAIT
+      ops_ += static_cast<std::uint64_t>(ops);
       latencies_.push_back(now - c.sent_ns);
     }
     if (now >= window_end_) {
@@ -370,6 +397,7 @@ class MixScript : public Script {
     window_end_ = end;
   }
   std::uint64_t ops() const { return ops_; }
+  std::uint64_t all_ops() const { return all_ops_; }  // warm-up and tail included
   std::vector<std::int64_t>& latencies() { return latencies_; }
 
  private:
@@ -392,6 +420,7 @@ class MixScript : public Script {
   std::int64_t window_start_ = INT64_MAX;
   std::int64_t window_end_ = INT64_MAX;
   std::uint64_t ops_ = 0;
+  std::uint64_t all_ops_ = 0;
   std::vector<std::int64_t> latencies_;
 };
 
@@ -452,9 +481,11 @@ int RunThroughput(const Options& o, long fd_limit) {
   for (auto& t : threads) t.join();
 
   std::uint64_t ops = 0;
+  std::uint64_t all_ops = 0;
   std::vector<std::int64_t> lat;
   for (auto& s : scripts) {
     ops += s->ops();
+    all_ops += s->all_ops();
     lat.insert(lat.end(), s->latencies().begin(), s->latencies().end());
   }
   const int failed = CountFailed(conns);
@@ -462,9 +493,10 @@ int RunThroughput(const Options& o, long fd_limit) {
   const std::size_t round_trips = lat.size();
   std::printf(
       "{\"mode\":\"throughput\",\"clients\":%d,\"threads\":%zu,\"seconds\":%.3f,\"ops\":%llu,"
-      "\"round_trips\":%zu,\"ops_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
+      "\"all_ops\":%llu,\"round_trips\":%zu,\"ops_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
       "\"failed_connections\":%d,\"first_failure\":\"%s\",\"fd_limit\":%ld}\n",
-      o.clients, engines.size(), o.seconds, static_cast<unsigned long long>(ops), round_trips,
+      o.clients, engines.size(), o.seconds, static_cast<unsigned long long>(ops),
+      static_cast<unsigned long long>(all_ops), round_trips,
       static_cast<double>(ops) / o.seconds, Percentile(lat, 0.50), Percentile(lat, 0.99),
       Percentile(lat, 1.0), failed, FirstFailure(engines).c_str(), fd_limit);
   return failed == 0 ? 0 : 1;
@@ -497,6 +529,7 @@ class StormScript : public Script {
     const auto id = static_cast<std::size_t>(c.id);
     switch (c.step++) {
       case 1:
+        stamp(initialized_);
         if (callback_sockets_) c.open_callback = true;
         else OnCallbackConnected(c);
         break;
@@ -519,8 +552,12 @@ class StormScript : public Script {
   }
 
   // The 1.13 constructor connects its callback socket after ADD init/ and before returning.
-  void OnCallbackConnected(Conn& c) override { Queue(c, arrive_[static_cast<std::size_t>(c.id)], ReplyShape::kI64); }
+  void OnCallbackConnected(Conn& c) override {
+    stamp(callback_connected_);
+    Queue(c, arrive_[static_cast<std::size_t>(c.id)], ReplyShape::kI64);
+  }
 
+  std::int64_t initialized_ = 0, callback_connected_ = 0;
   std::int64_t connected_ = 0, joined_ = 0, released_ = 0, finished_ = 0;
   int bad_values_ = 0;
 
@@ -554,14 +591,44 @@ int RunStorm(const Options& o, long fd_limit) {
   auto ms = [t0](std::int64_t t) { return t == 0 ? -1.0 : static_cast<double>(t - t0) / 1e6; };
   std::printf(
       "{\"mode\":\"storm\",\"clients\":%d,\"total_ms\":%.3f,\"connect_calls_ms\":%.3f,"
-      "\"last_connected_ms\":%.3f,\"last_joined_ms\":%.3f,\"last_released_ms\":%.3f,"
+      "\"last_connected_ms\":%.3f,\"last_init_ms\":%.3f,\"last_callback_ms\":%.3f,\"last_joined_ms\":%.3f,\"last_released_ms\":%.3f,"
       "\"failed_connections\":%d,\"bad_values\":%d,\"timed_out\":%s,\"callback_sockets\":%s,"
       "\"first_failure\":\"%s\",\"fd_limit\":%ld}\n",
       o.clients, failed == 0 ? ms(script.finished_) : ms(t_end), ms(connect_calls_done),
-      ms(script.connected_), ms(script.joined_), ms(script.released_), failed, script.bad_values_,
+      ms(script.connected_), ms(script.initialized_), ms(script.callback_connected_), ms(script.joined_), ms(script.released_), failed, script.bad_values_,
       engine.live() > 0 ? "true" : "false", o.callback_sockets ? "true" : "false",
       engine.first_failure().c_str(), fd_limit);
   return failed == 0 && script.bad_values_ == 0 ? 0 : 1;
+}
+
+// ---- check: the same dialect through the project's blocking client, answers verified.
+
+int RunCheck(const Options& o) {
+  StoreClientOptions options;
+  options.host = o.host;
+  options.port = static_cast<std::uint16_t>(o.port);
+  options.dialect = Dialect::kLegacy;
+  options.connect_timeout = std::chrono::seconds(10);
+  options.timeout = std::chrono::seconds(10);
+  std::string problem;
+  try {
+    StoreClient store(options);
+    const std::string key = "check/" + std::to_string(getpid());
+    store.Set(key, "value");
+    if (store.Get(key) != "value") problem = "get returned a different value";
+    const int64_t base = store.Add(key + "/n", 0);
+    if (store.Add(key + "/n", 5) != base + 5) problem = "add is not atomic arithmetic";
+    store.Wait({key}, std::chrono::seconds(5));
+    if (!store.Check({key}) || store.Check({key + "/missing"})) problem = "check is wrong";
+  } catch (const StoreError& e) {
+    problem = e.what();
+  }
+  for (char& ch : problem) {
+    if (ch == '"' || ch == '\\') ch = '\'';
+  }
+  std::printf("{\"mode\":\"check\",\"ok\":%s,\"problem\":\"%s\"}\n", problem.empty() ? "true" : "false",
+              problem.c_str());
+  return problem.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -576,6 +643,7 @@ int main(int argc, char** argv) {
   }
   if (o.mode == "throughput") return cpplaunch::RunThroughput(o, fd_limit);
   if (o.mode == "storm") return cpplaunch::RunStorm(o, fd_limit);
+  if (o.mode == "check") return cpplaunch::RunCheck(o);
   std::fprintf(stderr, "store_load: unknown mode %s\n", o.mode.c_str());
   return 2;
 }
