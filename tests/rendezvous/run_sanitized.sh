@@ -1,0 +1,20 @@
+#!/bin/bash
+# Builds the store (library, cpplaunch-store, rendezvous_tests) with -DCPPLAUNCH_SANITIZE=ON
+# (ASan + UBSan) in its own build directory and runs the store tests under it, including the
+# PyTorch client test against the sanitized server.
+#   run_sanitized.sh SOURCE_ROOT [BUILD_DIR]     (default BUILD_DIR: SOURCE_ROOT/build-sanitize)
+# Takes a few minutes on two cores, so it is not part of the default ctest run.
+set -eu
+root=${1:?usage: run_sanitized.sh SOURCE_ROOT [BUILD_DIR]}
+build=${2:-$root/build-sanitize}
+cmake -S "$root" -B "$build" -DCPPLAUNCH_SANITIZE=ON -DCPPLAUNCH_WITH_TORCH=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log"
+cmake --build "$build" -j2 --target rendezvous_tests cpplaunch-store
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+"$build/tests/rendezvous/rendezvous_tests"
+/usr/bin/python3 "$root/tests/rendezvous/torch_client_compat.py" "$build/rendezvous/cpplaunch-store" \
+  | tail -1
+/usr/bin/python3 "$root/tests/rendezvous/run_torch_job.py" "$build/rendezvous/cpplaunch-store" \
+  --hostile | tail -3
+echo "store tests passed under ASan+UBSan"
