@@ -105,6 +105,16 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     std::vector<Clock::time_point> changed(keys.size(), Clock::now());
     const std::string mine = rendezvous_keys::Heartbeat(settings.run_id, self().node_id);
     try {
+      co_await beat.Add(mine, 1);
+      // The rendezvous creates every counter; a peer whose counter never appears is lost too.
+      if (!keys.empty() && !co_await beat.Wait(keys, limit)) {
+        for (size_t i = 0; i < keys.size(); ++i) {
+          std::vector<std::string> one{keys[i]};
+          if (co_await beat.Check(one)) continue;
+          co_await ReportLost(ranks[i], Clock::now() - changed[i]);
+          co_return;
+        }
+      }
       while (!ended && !stopped) {
         co_await beat.Add(mine, 1);
         std::vector<Bytes> values;

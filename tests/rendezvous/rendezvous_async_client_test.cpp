@@ -20,6 +20,7 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using testing::RunUntil;
 using testing::Spawn;
+using testing::SpawnBody;
 using Clock = AsyncStoreClient::Clock;
 
 asio::awaitable<void> Sleep(std::chrono::milliseconds duration) {
@@ -32,7 +33,7 @@ TEST_CASE("AsyncStoreClient runs every command against the store server",
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
   AsyncStoreClient client(io.get_executor());
-  auto outcome = Spawn(io, [&]() -> asio::awaitable<void> {
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await client.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
     co_await client.Set("a", "1");
     auto v0 = co_await client.Get("a");
@@ -63,7 +64,7 @@ TEST_CASE("AsyncStoreClient runs every command against the store server",
     auto listed = co_await client.ListKeys();
     std::sort(listed.begin(), listed.end());
     CHECK(listed == std::vector<std::string>{"a", "n", "y"});
-  }());
+  });
   RunUntil(io, [&] { return outcome->done; }, 5000ms);
   CHECK(outcome->message() == "");
   CHECK(outcome->done);
@@ -77,7 +78,7 @@ TEST_CASE("AsyncStoreClient Wait wakes when another client sets the key, and tim
   AsyncStoreClient setter(io.get_executor());
   Clock::time_point woke;
   Clock::time_point set_at;
-  auto waiting = Spawn(io, [&]() -> asio::awaitable<void> {
+  auto waiting = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await waiter.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
     // Times out: the server's wait is cancelled and the connection stays usable.
     auto started = Clock::now();
@@ -90,18 +91,24 @@ TEST_CASE("AsyncStoreClient Wait wakes when another client sets the key, and tim
     auto v12 = co_await waiter.Wait(late, 5000ms);
     CHECK(v12);
     woke = Clock::now();
-  }());
-  auto setting = Spawn(io, [&]() -> asio::awaitable<void> {
+  });
+  auto setting = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await setter.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
     co_await Sleep(300ms);
     set_at = Clock::now();
     co_await setter.Set("late", "v");
-  }());
+  });
   RunUntil(io, [&] { return waiting->done && setting->done; }, 5000ms);
   CHECK(waiting->message() == "");
   CHECK(setting->message() == "");
   REQUIRE(waiting->done);
   CHECK(woke - set_at < 50ms);  // a notification, not polling
+}
+
+// Parameters, not captures: they live in the coroutine frame.
+asio::awaitable<void> SetLater(AsyncStoreClient& setter, std::string key, int delay_ms) {
+  co_await Sleep(std::chrono::milliseconds(delay_ms));
+  co_await setter.Set(key, "v");
 }
 
 TEST_CASE("AsyncStoreClient Wait racing its own timeout stays in sync",
@@ -110,23 +117,20 @@ TEST_CASE("AsyncStoreClient Wait racing its own timeout stays in sync",
   StoreServer server(io, testing::LoopbackServer());
   AsyncStoreClient waiter(io.get_executor());
   AsyncStoreClient setter(io.get_executor());
-  auto outcome = Spawn(io, [&]() -> asio::awaitable<void> {
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await waiter.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
     co_await setter.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
     for (int i = 0; i < 30; ++i) {
       std::string key = "k" + std::to_string(i);
-      auto setting = [&setter, key, i]() -> asio::awaitable<void> {
-        co_await Sleep(std::chrono::milliseconds(i % 3));
-        co_await setter.Set(key, "v");
-      };
-      asio::co_spawn(co_await asio::this_coro::executor, setting(), asio::detached);
+      asio::co_spawn(co_await asio::this_coro::executor, SetLater(setter, key, i % 3),
+                     asio::detached);
       std::vector<std::string> keys{key};
       co_await waiter.Wait(keys, std::chrono::milliseconds(1 + i % 2));
       // Whatever the race's outcome, the next reply must be this request's.
       auto v13 = co_await waiter.Add("sync", 1);
       CHECK(v13 == i + 1);
     }
-  }());
+  });
   RunUntil(io, [&] { return outcome->done; }, 10000ms);
   CHECK(outcome->message() == "");
   CHECK(outcome->done);
@@ -158,15 +162,15 @@ TEST_CASE("AsyncStoreClient reports a store that goes away during a wait",
   asio::io_context io;
   auto server = std::make_unique<StoreServer>(io, testing::LoopbackServer());
   AsyncStoreClient client(io.get_executor());
-  auto outcome = Spawn(io, [&]() -> asio::awaitable<void> {
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await client.Connect("127.0.0.1", server->port(), Clock::now() + 2s);
     std::vector<std::string> never{"never"};
     co_await client.Wait(never, std::chrono::hours(24 * 400));
-  }());
-  auto stopping = Spawn(io, [&]() -> asio::awaitable<void> {
+  });
+  auto stopping = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await Sleep(100ms);
     server->Stop();
-  }());
+  });
   RunUntil(io, [&] { return outcome->done; }, 5000ms);
   REQUIRE(outcome->done);
   CHECK_THAT(outcome->message(), Catch::Contains("WAIT 'never'"));

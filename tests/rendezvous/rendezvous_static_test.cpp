@@ -16,6 +16,7 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using testing::RunUntil;
 using testing::Spawn;
+using testing::SpawnBody;
 
 RendezvousSettings Settings(uint16_t port, int node_rank, int nnodes, int local_world_size) {
   RendezvousSettings settings;
@@ -68,10 +69,10 @@ TEST_CASE("Static rendezvous restart rounds count restarts and drop the workers'
   StaticRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 1));
   StaticRendezvous b(io.get_executor(), Settings(server.port(), 1, 2, 1));
   AsyncStoreClient worker(io.get_executor());
-  auto setup = Spawn(io, [&]() -> asio::awaitable<void> {
+  auto setup = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await worker.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
     co_await worker.Set("/worker/attempt_0/default_pg/0//rank_0", "stale address");
-  }());
+  });
   auto ra = Spawn(io, a.Next(std::nullopt));
   auto rb = Spawn(io, b.Next(std::nullopt));
   RunUntil(io, [&] { return setup->done && ra->done && rb->done; }, 5000ms);
@@ -140,10 +141,10 @@ TEST_CASE("Static rendezvous refuses a node rank used twice", "[rendezvous][stat
   CHECK_THAT(rc->message() + rb->message(), Catch::Contains("two hosts were started with --node-rank=1"));
   // The round carries the config error, so the hosts that got through stop too.
   AsyncStoreClient probe(io.get_executor());
-  auto end = Spawn(io, [&]() -> asio::awaitable<Bytes> {
+  auto end = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
     co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
     co_return co_await probe.Get(EndKey("job", 0));
-  }());
+  });
   RunUntil(io, [&] { return end->done; }, 2000ms);
   CHECK_THAT(end->get(), Catch::Contains("config_error"));
 }

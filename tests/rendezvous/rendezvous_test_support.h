@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <utility>
 
 #include <boost/asio/co_spawn.hpp>
@@ -59,6 +61,33 @@ inline std::shared_ptr<Outcome<bool>> Spawn(boost::asio::io_context& io,
     if (!error) outcome->value = true;
   });
   return outcome;
+}
+
+// Starts the coroutine lambda `body` on `io`, keeping the lambda (and so its captures) alive
+// until the coroutine finishes: a lambda coroutine reads its captures through the closure
+// object, so a temporary closure would leave them dangling after the first suspension.
+template <class Body>
+auto SpawnBody(boost::asio::io_context& io, Body body) {
+  auto holder = std::make_shared<Body>(std::move(body));
+  using Task = decltype((*holder)());
+  using T = typename Task::value_type;
+  if constexpr (std::is_void_v<T>) {
+    auto outcome = std::make_shared<Outcome<bool>>();
+    boost::asio::co_spawn(io, (*holder)(), [outcome, holder](std::exception_ptr error) {
+      outcome->done = true;
+      outcome->error = error;
+      if (!error) outcome->value = true;
+    });
+    return outcome;
+  } else {
+    auto outcome = std::make_shared<Outcome<T>>();
+    boost::asio::co_spawn(io, (*holder)(), [outcome, holder](std::exception_ptr error, T value) {
+      outcome->done = true;
+      outcome->error = error;
+      if (!error) outcome->value = std::move(value);
+    });
+    return outcome;
+  }
 }
 
 // Runs `io` until `finished()` or `limit` passed.
