@@ -453,6 +453,14 @@ int CountFailed(const std::vector<std::unique_ptr<Conn>>& conns) {
   return failed;
 }
 
+// User + system CPU time of this process so far.
+double OwnCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  return seconds(ru.ru_utime) + seconds(ru.ru_stime);
+}
+
 std::string FirstFailure(const std::vector<std::unique_ptr<Engine>>& engines) {
   for (const auto& e : engines) {
     if (!e->first_failure().empty()) return e->first_failure();
@@ -491,14 +499,16 @@ int RunThroughput(const Options& o, long fd_limit) {
   const int failed = CountFailed(conns);
   for (auto& c : conns) CloseHard(c->fd);
   const std::size_t round_trips = lat.size();
+  const double own_cpu_us = OwnCpuSeconds() * 1e6;
   std::printf(
       "{\"mode\":\"throughput\",\"clients\":%d,\"threads\":%zu,\"seconds\":%.3f,\"ops\":%llu,"
       "\"all_ops\":%llu,\"round_trips\":%zu,\"ops_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
-      "\"failed_connections\":%d,\"first_failure\":\"%s\",\"fd_limit\":%ld}\n",
+      "\"driver_cpu_us_per_op\":%.2f,\"failed_connections\":%d,\"first_failure\":\"%s\",\"fd_limit\":%ld}\n",
       o.clients, engines.size(), o.seconds, static_cast<unsigned long long>(ops),
       static_cast<unsigned long long>(all_ops), round_trips,
       static_cast<double>(ops) / o.seconds, Percentile(lat, 0.50), Percentile(lat, 0.99),
-      Percentile(lat, 1.0), failed, FirstFailure(engines).c_str(), fd_limit);
+      Percentile(lat, 1.0), all_ops ? own_cpu_us / static_cast<double>(all_ops) : 0.0, failed,
+      FirstFailure(engines).c_str(), fd_limit);
   return failed == 0 ? 0 : 1;
 }
 
