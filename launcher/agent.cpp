@@ -20,9 +20,12 @@
 #include "launcher/host_info.h"
 #include "launcher/line_prefixer.h"
 #include "launcher/log_dir.h"
+#include "launcher/multi_host_plan.h"
+#include "launcher/multi_host_session.h"
 #include "launcher/posix_worker_group.h"
 #include "launcher/signal_watch.h"
 #include "launcher/supervisor.h"
+#include "launcher/tapped_worker_group.h"
 #include "launcher/worker_output.h"
 #include "rendezvous/endpoint.h"
 #include "rendezvous/store_server.h"
@@ -73,9 +76,6 @@ std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
     return "--rdzv-backend=" + o.rdzv_backend +
            " is not supported: cpplaunch agents rendezvous through their own store "
            "(use --rdzv-backend=c10d or static)";
-  if (o.max_nodes > 1)
-    return "jobs over several hosts (--nnodes=" + std::to_string(o.max_nodes) +
-           ") are not available in this build yet; run one host per job";
   return std::nullopt;
 }
 
@@ -111,6 +111,12 @@ class Agent::Impl {
   // One line on the agent's stderr, in order with the workers' tee'd lines.
   void Say(const std::string& line) { err_.Write("cpplaunch: " + line + "\n"); }
 
+  // torchrun's agent logs its configuration at INFO when LOGLEVEL asks for it.
+  void Info(const std::string& line) {
+    auto level = Lookup(env_, "LOGLEVEL");
+    if (level && (*level == "INFO" || *level == "DEBUG")) Say(line);
+  }
+
   // Flushes the agent's console writers (they may hold queued output) and returns `code`.
   int Finish(int code) {
     exit_code_ = code;
@@ -124,11 +130,27 @@ class Agent::Impl {
 
   void Prepare() {
     ResolveJobShape();
+    if (options_.max_nodes > 1) PlanMultiHostJob();
     log_dir_.emplace(LogDir::Create(options_.log_dir.value_or(""), run_id_));
-    HostStore();
+    if (!multi_) {
+      HostStore();
+    } else {
+      HostMultiHostStore();
+    }
+    Info("run id " + run_id_ + "; store listening on " +
+         Endpoint{master_addr_, master_port_}.ToString() + "; log directory " +
+         (log_dir_->enabled() ? log_dir_->run_dir().string() : std::string("disabled")));
     group_ = MakePosixWorkerGroup(io_, PosixWorkerGroupOptions{.sentinel = sentinel_});
+    WorkerGroup* supervised = group_.get();
+    if (multi_) {
+      // Sees each exit before the supervisor does: a local failure reaches the other hosts
+      // at once, not after the local teardown.
+      tapped_group_ = std::make_unique<TappedWorkerGroup>(
+          *group_, [this](const WorkerExitEvent& event) { OnWorkerExit(event); });
+      supervised = tapped_group_.get();
+    }
     supervisor_ = std::make_unique<Supervisor>(
-        *group_, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
+        *supervised, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
                                   .max_restarts = options_.max_restarts,
                                   .stop_signal = SIGTERM});
     signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
@@ -199,6 +221,166 @@ class Agent::Impl {
     master_port_ = store_->port();
   }
 
+  // ---- Multi-host (--nnodes MAX > 1): see launcher/multi_host_session.h.
+
+  void PlanMultiHostJob() {
+    std::string error;
+    auto plan = PlanMultiHost(options_, Host(), static_cast<int>(::getpid()), IsLocalAddress,
+                              &error);
+    if (!plan) throw std::runtime_error(error);
+    run_id_ = plan->run_id;
+    master_addr_ = plan->store_host;
+    master_port_ = plan->store_port;
+    port_was_chosen_ = true;
+    multi_ = std::make_unique<MultiHostSession>(io_, std::move(*plan),
+                                                [this](const std::string& line) { Say(line); });
+  }
+
+  // Static: node rank 0 hosts the store on --master-addr:--master-port. c10d: the agent told so
+  // by is_host, or whose host has the endpoint's address; when several agents share a host
+  // (tests on loopback), the first to bind hosts and the others join it as clients.
+  void HostMultiHostStore() {
+    const MultiHostPlan& plan = multi_->plan();
+    if (plan.host_store) {
+      try {
+        HostStore();
+      } catch (const StoreBindError& e) {
+        if (plan.host_forced || !plan.dynamic) throw;
+        Info(std::string(e.what()) + "; joining that store as a client");
+      }
+    }
+    multi_->set_hosts_store(store_ != nullptr);
+    if (store_) {
+      Info("this host serves the job's store on " +
+           Endpoint{master_addr_, master_port_}.ToString());
+    }
+  }
+
+  void MultiHostRendezvous(const std::function<void(const RankLayout&)>& ready) {
+    rendezvous_pending_ = true;
+    multi_->JoinRound(
+        next_round_,
+        [this, ready](const RendezvousResult& round) {
+          rendezvous_pending_ = false;
+          if (interrupted_by_ != 0) return End(1);
+          restart_count_ = round.restart_count;
+          master_addr_ = round.master_addr;
+          master_port_ = round.master_port;
+          std::string error;
+          auto layout = ComputeRankLayout(round.group_rank, round.local_world_sizes(), &error);
+          if (!layout) return Fail("rank layout: " + error);
+          Info("rendezvous round " + std::to_string(round.round) + " complete: node rank " +
+               std::to_string(round.group_rank) + " of " +
+               std::to_string(round.group_world_size()) + ", world size " +
+               std::to_string(layout->world_size) + ", restart count " +
+               std::to_string(restart_count_));
+          stop_requested_ = false;
+          multi_->OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
+          ready(*layout);
+        },
+        [this](const std::string& message) {
+          rendezvous_pending_ = false;
+          if (interrupted_by_ != 0) {
+            Say("rendezvous interrupted by " + SignalName(interrupted_by_) + "; exiting");
+          } else {
+            Say("error: " + message);
+          }
+          End(1);
+        });
+  }
+
+  // Every worker exit, before the supervisor sees it. The first failure not caused by a
+  // teardown is this host's news for the others.
+  void OnWorkerExit(const WorkerExitEvent& event) {
+    if (event.exit.ok() || stop_requested_ || interrupted_by_ != 0 || multi_->round_end()) return;
+    RoundEnd notice = multi_->Notice(RoundEndKind::kWorkerFailure);
+    notice.rank = layout_.base_rank + event.id;
+    notice.local_rank = event.id;
+    notice.detail = event.exit.describe();
+    multi_->PublishEnd(notice);
+  }
+
+  bool IsMine(const RoundEnd& end) const {
+    RoundEnd mine = multi_->Notice(end.kind);
+    return (end.kind == RoundEndKind::kWorkerFailure || end.kind == RoundEndKind::kAgentStopped) &&
+           end.node_rank == mine.node_rank && end.host == mine.host && end.addr == mine.addr;
+  }
+
+  // The round ended somewhere (or this host lost the store): stop the local workers now.
+  void OnRoundEnd(const RoundEnd& end) {
+    if (!supervisor_->running() || IsMine(end)) return;
+    if (end.kind == RoundEndKind::kMembershipChange) {
+      Say(end.Describe() + "; stopping the workers for a new rendezvous round");
+    } else {
+      Say("stopping the workers: " + end.Describe());
+    }
+    stop_requested_ = true;
+    supervisor_->RequestStop();
+  }
+
+  void ConcludeMultiHost(const AttemptResult& result) {
+    if (interrupted_by_ != 0 || result.outcome == AttemptOutcome::kSignaled) {
+      Say("workers stopped after " + SignalName(interrupted_by_ != 0 ? interrupted_by_
+                                                                     : result.signal) +
+          "; exiting with code 1");
+      return End(1);
+    }
+    if (result.outcome == AttemptOutcome::kSucceeded && !multi_->round_end()) {
+      finishing_ = true;
+      return multi_->FinishJob([this, result](FinishOutcome outcome) {
+        finishing_ = false;
+        if (outcome == FinishOutcome::kPassed) return End(0);
+        if (outcome == FinishOutcome::kTimedOut) {
+          Say("exit barrier: not every host finished within " +
+              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                 multi_->plan().exit_barrier_timeout)
+                                 .count()) +
+              " s; this host's workers succeeded, exiting");
+          return End(0);
+        }
+        if (!multi_->round_end()) {
+          Say("error: lost the other hosts during the exit barrier");
+          return End(1);
+        }
+        DecideAfterRound(result, *multi_->round_end());
+      });
+    }
+    if (result.root_failure && !multi_->round_end()) {
+      OnWorkerExit(result.exits[*result.root_failure].event);  // in case the tap missed it
+    }
+    multi_->WhenEndKnown([this, result](const RoundEnd& end) { DecideAfterRound(result, end); });
+  }
+
+  // Every host decides the same way from the same round end: a new round (membership change,
+  // or a failure with restarts left: one job-wide count), or the end of the job.
+  void DecideAfterRound(const AttemptResult& result, const RoundEnd& end) {
+    multi_->CloseChannel();
+    const int64_t round = multi_->round().round;
+    if (end.kind == RoundEndKind::kMembershipChange) {
+      Say("new rendezvous round after a membership change (the restart count stays " +
+          std::to_string(restart_count_) + ")");
+      next_round_ = RoundTransition{round, restart_count_, false};
+      return StartAttempt();
+    }
+    const bool restart = end.kind != RoundEndKind::kStoreLost &&
+                         end.kind != RoundEndKind::kConfigError &&
+                         restart_count_ < options_.max_restarts;
+    const bool local_failure = result.outcome == AttemptOutcome::kFailed ||
+                               result.outcome == AttemptOutcome::kRestart;
+    if (local_failure) ReportFailures(result, /*final=*/!restart);
+    if (restart) {
+      Say("job attempt " + std::to_string(restart_count_) + " failed (root cause: " +
+          end.Describe() + "); restarting on every host (restart " +
+          std::to_string(restart_count_ + 1) + " of " + std::to_string(options_.max_restarts) +
+          ")");
+      next_round_ = RoundTransition{round, restart_count_, true};
+      return StartAttempt();
+    }
+    Say("job failed; root cause: " + end.Describe());
+    multi_->CloseRendezvous("the job failed: " + end.Describe());
+    End(1);
+  }
+
   // One attempt: agree on the world with the other hosts, then start the local workers.
   void StartAttempt() {
     Rendezvous([this](const RankLayout& layout) { LaunchWorkers(layout); });
@@ -207,6 +389,7 @@ class Agent::Impl {
   // Single host: this agent is the whole world. (The multi-host rendezvous replaces this
   // with a round through the store; it calls `ready` on the loop thread.)
   void Rendezvous(const std::function<void(const RankLayout&)>& ready) {
+    if (multi_) return MultiHostRendezvous(ready);
     std::string error;
     auto layout = ComputeRankLayout(0, 1, options_.nproc_per_node, &error);
     if (!layout) return Fail("rank layout: " + error);
@@ -224,6 +407,11 @@ class Agent::Impl {
       supervisor_->Run(std::move(specs), restart_count_,
                        [this](const AttemptResult& result) { OnAttemptDone(result); });
       output_->Start();
+      Info("attempt " + std::to_string(restart_count_) + ": started " +
+           std::to_string(layout_.local_world_size) + " workers, ranks " +
+           std::to_string(layout_.base_rank) + "-" +
+           std::to_string(layout_.base_rank + layout_.local_world_size - 1) + " of " +
+           std::to_string(layout_.world_size));
     } catch (const std::exception& e) {
       Fail(std::string("cannot start the workers: ") + e.what());
     }
@@ -295,8 +483,23 @@ class Agent::Impl {
   }
 
   void OnSignal(int signo) {
+    if (multi_ && !multi_->round_end()) {
+      RoundEnd notice = multi_->Notice(RoundEndKind::kAgentStopped);
+      notice.detail = "received " + SignalName(signo);
+      multi_->PublishEnd(notice);
+    }
     if (supervisor_ && supervisor_->OnSignal(signo)) {
       Say("received " + SignalName(signo) + "; forwarding it to the workers and stopping them");
+      interrupted_by_ = multi_ ? signo : interrupted_by_;
+      return;
+    }
+    if (multi_ && (rendezvous_pending_ || finishing_)) {
+      interrupted_by_ = signo;
+      if (finishing_) {
+        Say("received " + SignalName(signo) + " during the exit barrier; exiting");
+        return End(1);
+      }
+      multi_->CancelJoin();
       return;
     }
     // Between attempts or while draining: nothing to forward, stop now.
@@ -313,6 +516,7 @@ class Agent::Impl {
 
   void Conclude(const AttemptResult& result) {
     output_.reset();
+    if (multi_) return ConcludeMultiHost(result);
     if (interrupted_by_ != 0 && result.outcome != AttemptOutcome::kSignaled) {
       return End(1);
     }
@@ -379,6 +583,11 @@ class Agent::Impl {
   // A failure of the agent itself (not of a worker): stop whatever runs and exit 1.
   void Fail(const std::string& message) {
     Say("error: " + message);
+    if (multi_) {
+      RoundEnd notice = multi_->Notice(RoundEndKind::kAgentStopped);
+      notice.detail = message;
+      multi_->PublishEnd(notice);
+    }
     if (group_ && group_->running() > 0) {
       group_->StopAll(SIGTERM, options_.shutdown_timeout, [this](const StopResult&) { End(1); });
       return;
@@ -408,6 +617,12 @@ class Agent::Impl {
   bool port_was_chosen_ = false;
   std::optional<LogDir> log_dir_;
   std::unique_ptr<StoreServer> store_;
+  std::unique_ptr<MultiHostSession> multi_;        // multi-host jobs only
+  std::unique_ptr<TappedWorkerGroup> tapped_group_;  // multi-host jobs only
+  std::optional<RoundTransition> next_round_;      // how the last round ended
+  bool rendezvous_pending_ = false;
+  bool finishing_ = false;       // in the exit barrier
+  bool stop_requested_ = false;  // the workers are stopped because another host asked
   std::unique_ptr<WorkerGroup> group_;
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<SignalWatch> signals_;
