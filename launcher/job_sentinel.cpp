@@ -96,6 +96,7 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
     posix::CloseFd(events_fd);
     throw;
   }
+  sentinel->pidfd_ = posix::PidfdOpen(sentinel->pid_);  // -1 on Linux < 5.3
   posix::CloseFd(fds[1]);
   posix::CloseFd(events_fd);
 
@@ -115,8 +116,8 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
       sentinel->cgroup_path_.clear();
       if (moved_in) {
         // Stuck inside: the sentinel would kill itself with the cgroup; start without it.
-        posix::KillProcess(sentinel->pid_, SIGKILL);
-        posix::WaitChildExit(sentinel->pid_, 1000);
+        posix::SignalChild(sentinel->pid_, sentinel->pidfd_, SIGKILL);
+        posix::WaitChildExit(sentinel->pid_, sentinel->pidfd_, 1000);
         ::rmdir(dir->c_str());
         JobSentinelOptions fallback = options;
         fallback.use_cgroup = false;
@@ -130,10 +131,11 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
 JobSentinel::~JobSentinel() {
   Send(posix::kSentinelQuit, 0);
   posix::CloseFd(socket_fd_);
-  if (!posix::WaitChildExit(pid_, 3000)) {
-    posix::KillProcess(pid_, SIGKILL);
-    posix::WaitChildExit(pid_, 1000);
+  if (!posix::WaitChildExit(pid_, pidfd_, 3000)) {
+    posix::SignalChild(pid_, pidfd_, SIGKILL);
+    posix::WaitChildExit(pid_, pidfd_, 1000);
   }
+  posix::CloseFd(pidfd_);
   posix::CloseFd(procs_fd_);
   posix::CloseFd(kill_fd_);
   if (!cgroup_path_.empty()) ::rmdir(cgroup_path_.c_str());  // normally gone already

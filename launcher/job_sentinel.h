@@ -71,6 +71,7 @@ class JobSentinel {
   bool Send(char op, pid_t value);
 
   pid_t pid_ = -1;
+  int pidfd_ = -1;      // the sentinel's pidfd: its pid may be reused once someone reaps it
   int socket_fd_ = -1;  // the agent's end
   int procs_fd_ = -1;
   int kill_fd_ = -1;

@@ -361,20 +361,17 @@ void AddRestartFlag(int signo) {
   ::sigaction(signo, &action, nullptr);
 }
 
-bool WaitChildExit(pid_t pid, int timeout_ms) {
-  int pidfd = PidfdOpen(pid);
+bool WaitChildExit(pid_t pid, int pidfd, int timeout_ms) {
   if (pidfd >= 0) {
     struct pollfd pfd = {pidfd, POLLIN, 0};
     int rc;
     do {
       rc = ::poll(&pfd, 1, timeout_ms);
     } while (rc < 0 && errno == EINTR);
-    ::close(pidfd);
     if (rc == 0) return false;
-    ::waitpid(pid, nullptr, WNOHANG);
+    TryReapPidfd(pidfd);  // ECHILD when the worker group reaped it first: fine
     return true;
   }
-  if (errno == ESRCH) return true;  // already reaped
   // No pidfd (Linux < 5.3): a bounded sleep-and-check, used only on this shutdown path.
   for (int waited = 0; waited <= timeout_ms; ++waited) {
     pid_t r = ::waitpid(pid, nullptr, WNOHANG);
@@ -382,6 +379,11 @@ bool WaitChildExit(pid_t pid, int timeout_ms) {
     ::usleep(1000);
   }
   return false;
+}
+
+bool SignalChild(pid_t pid, int pidfd, int signo) {
+  if (pidfd >= 0) return ::syscall(SYS_pidfd_send_signal, pidfd, signo, nullptr, 0) == 0;
+  return KillProcess(pid, signo);
 }
 
 pid_t SpawnSentinel(const SentinelPlan& plan) {

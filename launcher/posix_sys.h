@@ -75,9 +75,13 @@ std::vector<pid_t> ChildrenOfSelf();
 // installs its handler without it, which would make unrelated blocking calls fail with EINTR).
 void AddRestartFlag(int signo);
 
-// Waits up to `timeout_ms` for `pid` (a child) to exit, then reaps it if it is still ours.
+// Waits up to `timeout_ms` for the child `pid` to exit, then reaps it if it is still ours.
+// With a pidfd (>= 0) the wait and the reaping address exactly that process even if someone
+// else reaped it and its pid was reused; without one (-1) the pid is used.
 // Returns true when it exited (or was already reaped elsewhere).
-bool WaitChildExit(pid_t pid, int timeout_ms);
+bool WaitChildExit(pid_t pid, int pidfd, int timeout_ms);
+// Sends `signo` through the pidfd when there is one (never hits a reused pid), else by pid.
+bool SignalChild(pid_t pid, int pidfd, int signo);
 
 // --- JobSentinel support -------------------------------------------------------------------
 
