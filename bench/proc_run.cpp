@@ -15,6 +15,8 @@
 //   exit_code / signal                how COMMAND ended
 //   maxrss_kb                         wait4's ru_maxrss: the peak RSS of COMMAND or of the largest
 //                                     descendant COMMAND reaped, whichever is larger
+//   cpu_s                             wait4's user + system time: COMMAND and the descendants it
+//                                     reaped
 //   alive_after_exit                  job processes still running when COMMAND had exited
 //   leftover                          their names; killed_after_grace: how many needed SIGKILL
 //   timed_out                         COMMAND hit the timeout
@@ -231,8 +233,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(t_exit), static_cast<long long>(t_gone));
   std::printf("\"wall_ms\":%.3f,\"gone_ms\":%.3f,", static_cast<double>(t_exit - t_fork) / 1e6,
               static_cast<double>(t_gone - t_fork) / 1e6);
-  std::printf("\"exit_code\":%d,\"signal\":%d,\"maxrss_kb\":%ld,", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-              WIFSIGNALED(status) ? WTERMSIG(status) : 0, ru.ru_maxrss);
+  std::printf("\"exit_code\":%d,\"signal\":%d,\"maxrss_kb\":%ld,\"cpu_s\":%.4f,",
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, ru.ru_maxrss,
+              static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                  static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
   std::printf("\"alive_after_exit\":%d,\"killed_after_grace\":%d,\"timed_out\":%s,\"leftover\":[", alive_after_exit,
               killed, timed_out ? "true" : "false");
   for (std::size_t i = 0; i < leftover.size(); ++i) std::printf("%s%s", i ? "," : "", JsonString(leftover[i]).c_str());
