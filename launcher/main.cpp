@@ -1,6 +1,7 @@
 // cpplaunch: a torchrun-compatible launcher. Exit codes as torchrun: 0 success, 1 any
 // failure, 2 usage error.
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
     case ParseStatus::kOk:
       break;
   }
+  // A console reader that goes away (`cpplaunch ... | head`) must not kill the agent and
+  // orphan the job: writes then fail with EPIPE instead. Workers get default dispositions.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     // Before any thread or socket exists: the sentinel kills the job if this process dies.
     std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
