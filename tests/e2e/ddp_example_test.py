@@ -17,6 +17,8 @@ SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "e
                       "ddp_train.py")
 PYTHON = "/usr/bin/python3"  # Debian's, with torch (a pyenv python3 may come first on PATH)
 TORCHRUN = "/usr/bin/torchrun"
+# Launchers put their log directories under $TMPDIR; this one is removed at exit.
+SCRATCH = tempfile.TemporaryDirectory(prefix="cpplaunch-e2e-")
 JOB_TIMEOUT = 120
 
 EPOCH = re.compile(r"epoch +(\d+)/(\d+) +loss ([0-9.]+) ")
@@ -31,6 +33,7 @@ def clean_env():
            if not k.startswith(("PET_", "TORCHELASTIC_", "RANK", "LOCAL_RANK", "WORLD_SIZE",
                                 "MASTER_"))}
     env["PYTHON_EXEC"] = PYTHON
+    env["TMPDIR"] = SCRATCH.name
     return env
 
 

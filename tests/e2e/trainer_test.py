@@ -20,6 +20,8 @@ import unittest
 CPPLAUNCH = os.path.abspath(sys.argv.pop(1))
 TRAINER = os.path.abspath(sys.argv.pop(1))
 TORCHRUN = "/usr/bin/torchrun"
+# Launchers put their log directories under $TMPDIR; this one is removed at exit.
+SCRATCH = tempfile.TemporaryDirectory(prefix="cpplaunch-e2e-")
 JOB_TIMEOUT = 90  # seconds; a healthy run takes a few
 
 EPOCH = re.compile(r"epoch +(\d+)/(\d+) +loss ([0-9.]+) +train acc +([0-9.]+)% +test acc +([0-9.]+)%")
@@ -31,9 +33,11 @@ ATTEMPT = re.compile(r"trainer: (\d+) workers meet in the launcher's store at \S
 
 
 def clean_env():
-    return {k: v for k, v in os.environ.items()
-            if not k.startswith(("PET_", "TORCHELASTIC_", "RANK", "LOCAL_RANK", "WORLD_SIZE",
-                                 "MASTER_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PET_", "TORCHELASTIC_", "RANK", "LOCAL_RANK", "WORLD_SIZE",
+                                "MASTER_"))}
+    env["TMPDIR"] = SCRATCH.name
+    return env
 
 
 def free_port():
