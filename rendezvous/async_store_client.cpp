@@ -250,6 +250,17 @@ void AsyncStoreClient::Close() { impl_->CloseWith("the client was closed"); }
 bool AsyncStoreClient::connected() const { return impl_->open; }
 const std::string& AsyncStoreClient::peer() const { return impl_->peer; }
 
+std::string AsyncStoreClient::local_address() const {
+  error_code ec;
+  auto endpoint = impl_->socket.local_endpoint(ec);
+  if (ec) return "";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+
 AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int port,
                                                       Clock::time_point deadline) {
   auto impl = impl_;

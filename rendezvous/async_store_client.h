@@ -73,6 +73,9 @@ class AsyncStoreClient {
   bool connected() const;
   // "host:port" of the store (brackets around IPv6), for messages.
   const std::string& peer() const;
+  // The numeric address of this end of the connection ("" when not connected): the address of
+  // the interface that routes to the store, which is what the other hosts can reach.
+  std::string local_address() const;
 
  private:
   struct Impl;

@@ -58,6 +58,7 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
     co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port,
                                  self.Label(), deadline, settings_.progress_interval,
                                  settings_.progress);
+    CompleteSelf(client_, &settings_);
   }
   if (!published_) {
     std::vector<std::string> keys{NodeKey(self.node_id),

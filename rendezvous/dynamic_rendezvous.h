@@ -25,6 +25,7 @@ class DynamicRendezvous : public Rendezvous {
   Task<RendezvousResult> Next(std::optional<RoundTransition> previous) override;
   // Closes the rendezvous: hosts that arrive later fail with `reason`.
   Task<void> Close(std::string reason) override;
+  void Cancel() override { client_.Close(); }
 
  private:
   struct Snapshot {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <vector>
 
 namespace cpplaunch {
 namespace {
@@ -115,11 +116,18 @@ std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* err
 }
 
 std::string RoundEnd::Describe() const {
-  std::string where = host.empty() ? addr : host;
-  if (!addr.empty() && addr != where) where += ", " + addr;
-  std::string node = node_rank >= 0 ? "node rank " + std::to_string(node_rank) : "";
-  std::string place = where;
-  if (!node.empty()) place = where.empty() ? node : where + " (" + node + ")";
+  // "host-b (10.0.0.2, node rank 1)"
+  std::vector<std::string> details;
+  if (!addr.empty() && addr != host) details.push_back(addr);
+  if (node_rank >= 0) details.push_back("node rank " + std::to_string(node_rank));
+  std::string place = host.empty() ? std::string("an unnamed host") : host;
+  if (host.empty() && !details.empty()) {
+    place = details.front();
+    details.erase(details.begin());
+  }
+  for (size_t i = 0; i < details.size(); ++i) {
+    place += (i == 0 ? " (" : ", ") + details[i] + (i + 1 == details.size() ? ")" : "");
+  }
   switch (kind) {
     case RoundEndKind::kWorkerFailure:
       return "worker rank " + std::to_string(rank) + " (local rank " +

@@ -37,7 +37,10 @@ struct RendezvousSettings {
   int store_port = 0;
   std::string master_addr;  // what workers get as MASTER_ADDR / MASTER_PORT
   int master_port = 0;
-  NodeInfo self;            // node_id, addr, hostname, local_world_size of this agent
+  // This agent. An empty self.addr is filled with the local address of the connection to the
+  // store (the interface that routes to it); a node_id starting with '_' gets that address put
+  // in front ("_<pid>" -> "10.0.0.2_<pid>").
+  NodeInfo self;
   // torchrun's --rdzv-conf keys; the launcher fills torchrun's defaults.
   std::chrono::milliseconds timeout{std::chrono::seconds(900)};  // static: connect + round
   std::chrono::milliseconds join_timeout{std::chrono::seconds(600)};
@@ -82,7 +85,13 @@ class Rendezvous {
   // The job is over: late hosts are told `reason` (dynamic). Best effort, bounded by
   // close_timeout; never throws.
   virtual Task<void> Close(std::string reason) = 0;
+  // Closes the connection: a pending Next() ends at once with an error (e.g. on a signal).
+  virtual void Cancel() = 0;
 };
+
+// Fills settings->self.addr / node_id from the connected client as described above.
+class AsyncStoreClient;
+void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings);
 
 // Store keys of the agents, in one place. Agents' keys never start with '/', so they cannot
 // collide with PyTorch clients' keys (which always do, except "init/").

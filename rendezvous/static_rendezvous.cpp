@@ -47,6 +47,7 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
   if (!client_.connected()) {
     co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port, Where(),
                                  deadline, settings_.progress_interval, settings_.progress);
+    CompleteSelf(client_, &settings_);
   }
   const std::string& run_id = settings_.run_id;
   if (co_await client_.Add(ClaimKey(run_id, round, settings_.node_rank), 1) > 1) {

@@ -24,6 +24,7 @@ class StaticRendezvous : public Rendezvous {
   Task<RendezvousResult> Next(std::optional<RoundTransition> previous) override;
   // Nothing to close for a static job (as torchrun).
   Task<void> Close(std::string reason) override;
+  void Cancel() override { client_.Close(); }
 
  private:
   Task<std::vector<NodeInfo>> GatherNodes(int64_t round, AsyncStoreClient::Clock::time_point deadline);

@@ -25,6 +25,12 @@ std::vector<int> RendezvousResult::local_world_sizes() const {
   return sizes;
 }
 
+void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings) {
+  NodeInfo& self = settings->self;
+  if (self.addr.empty()) self.addr = client.local_address();
+  if (self.node_id.empty() || self.node_id.front() == '_') self.node_id = self.addr + self.node_id;
+}
+
 std::string GoKey(const std::string& run_id, int64_t round) {
   return rendezvous_keys::Round(run_id, round) + "go";
 }

@@ -98,7 +98,7 @@ TEST_CASE("JobChannel: a failure on one host reaches every host within milliseco
     CHECK(agent->seen_at - sent_at < 100ms);
   }
   CHECK(ended->get() == failure);
-  CHECK_THAT(failure.Describe(), Catch::Contains("worker rank 5 (local rank 1) on host2"));
+  CHECK_THAT(failure.Describe(), Catch::Contains("worker rank 5 (local rank 1) on host2 (node rank 2) failed: exitcode 3"));
 }
 
 TEST_CASE("JobChannel: the first of two failures is everybody's root cause",
