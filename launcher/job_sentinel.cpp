@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -38,11 +40,25 @@ std::optional<std::string> OwnCgroupDir() {
   return std::nullopt;
 }
 
+// Removes job cgroups left behind by agents that are gone and whose sentinel was killed too
+// (e.g. a whole process tree SIGKILLed). rmdir fails on a cgroup that still has processes, so
+// this never disturbs a running job.
+void RemoveStaleJobCgroups(const std::string& parent) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("cpplaunch-", 0) != 0) continue;
+    pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + 10));
+    if (owner > 0 && !posix::ProcessExists(owner)) ::rmdir(entry.path().c_str());
+  }
+}
+
 // Creates "<own cgroup>/cpplaunch-<pid>-<n>"; nullopt when cgroup v2 is absent or read-only.
 std::optional<std::string> CreateJobCgroup() {
   static int counter = 0;
   std::optional<std::string> parent = OwnCgroupDir();
   if (!parent) return std::nullopt;
+  RemoveStaleJobCgroups(*parent);
   for (int attempt = 0; attempt < 16; ++attempt) {
     std::string dir = *parent + "/cpplaunch-" + std::to_string(::getpid()) + "-" +
                       std::to_string(counter++);

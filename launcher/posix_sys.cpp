@@ -56,13 +56,16 @@ const char* ErrorText(int err) {
   return text != nullptr ? text : "unknown error";
 }
 
-void ResetSignals() {
+void DefaultDispositions() {
   struct sigaction action {};
   action.sa_handler = SIG_DFL;
   for (int signo = 1; signo < NSIG; ++signo) {
     if (signo == SIGKILL || signo == SIGSTOP) continue;
     ::sigaction(signo, &action, nullptr);  // fails harmlessly for glibc's reserved signals
   }
+}
+
+void UnblockAll() {
   sigset_t empty;
   ::sigemptyset(&empty);
   ::sigprocmask(SIG_SETMASK, &empty, nullptr);
@@ -122,7 +125,8 @@ int Lift(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // The agent may have died before prctl took effect: then we were already reparented.
   if (::getppid() != parent) ::kill(::getpid(), SIGKILL);
-  ResetSignals();
+  DefaultDispositions();
+  UnblockAll();
 
   int err_fd = ::fcntl(2, F_DUPFD_CLOEXEC, 3);  // the agent's stderr, for exec errors
   if (err_fd < 0) err_fd = 2;
@@ -203,13 +207,15 @@ void WaitCgroupEmpty(int events_fd, long timeout_ms) {
 
 void SentinelSetup(const SentinelPlan& plan) {
   ::setsid();  // out of the agent's session: terminal signals and hangups do not reach it
-  ResetSignals();
+  ::prctl(PR_SET_NAME, "cpplaunch-sentinel");  // ps shows "cpplaunch-senti" (15 characters)
+  DefaultDispositions();
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   for (int signo : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTSTP,
                     SIGTTIN, SIGTTOU}) {
     ::sigaction(signo, &ignore, nullptr);
   }
+  UnblockAll();  // only now: a signal sent to the agent's pid just before the fork is harmless
   int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
   if (null_fd >= 0) {
     ::dup2(null_fd, 0);
@@ -335,6 +341,7 @@ std::optional<Reaped> TryReapAny() {
 
 bool KillGroup(pid_t pgid, int signo) { return pgid > 1 && ::kill(-pgid, signo) == 0; }
 bool KillProcess(pid_t pid, int signo) { return pid > 1 && ::kill(pid, signo) == 0; }
+bool ProcessExists(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 bool GroupExists(pid_t pgid) { return pgid > 1 && (::kill(-pgid, 0) == 0 || errno == EPERM); }
 pid_t ProcessGroupOf(pid_t pid) { return ::getpgid(pid); }
 

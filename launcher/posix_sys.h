@@ -59,6 +59,8 @@ std::optional<Reaped> TryReapAny();
 // kill(-pgid, signo) and kill(pid, signo); false when no such process (group) exists.
 bool KillGroup(pid_t pgid, int signo);
 bool KillProcess(pid_t pid, int signo);
+// True when process `pid` exists (kill(pid, 0)).
+bool ProcessExists(pid_t pid);
 // True when some process is in process group `pgid` (kill(-pgid, 0)).
 bool GroupExists(pid_t pgid);
 // getpgid(pid); -1 when the process is gone.

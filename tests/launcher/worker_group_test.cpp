@@ -356,3 +356,31 @@ TEST_CASE("Nothing outlives an agent killed with SIGKILL", "[launcher][process][
 
 }  // namespace
 }  // namespace cpplaunch
+
+namespace cpplaunch {
+namespace {
+
+TEST_CASE("JobSentinel removes job cgroups of agents that are gone", "[launcher][sentinel]") {
+  std::unique_ptr<JobSentinel> probe = JobSentinel::Start();
+  if (!probe->has_cgroup()) {
+    WARN("no writable cgroup v2 here: nothing to test");
+    return;
+  }
+  std::string parent = probe->cgroup_path().substr(0, probe->cgroup_path().rfind('/'));
+  probe.reset();
+  pid_t dead = ::fork();  // a pid that surely belongs to no agent any more
+  if (dead == 0) ::_exit(0);
+  REQUIRE(::waitpid(dead, nullptr, 0) == dead);
+  std::string stale = parent + "/cpplaunch-" + std::to_string(dead) + "-0";
+  REQUIRE(::mkdir(stale.c_str(), 0755) == 0);
+  std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
+  struct stat st {};
+  CHECK(::stat(stale.c_str(), &st) != 0);
+  ::rmdir(stale.c_str());
+  std::string own = sentinel->cgroup_path();
+  sentinel.reset();
+  CHECK(::stat(own.c_str(), &st) != 0);  // a clean shutdown removes the job's own cgroup
+}
+
+}  // namespace
+}  // namespace cpplaunch
