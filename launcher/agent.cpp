@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -42,6 +43,8 @@ using std::chrono::milliseconds;
 // How long the agent waits for worker pipes to reach EOF once the workers are reaped (a
 // grandchild that escaped the teardown may hold a write end).
 constexpr milliseconds kDrainGrace{2000};
+// How long the store's host waits at exit for the other hosts to hang up.
+constexpr milliseconds kStoreLinger{3000};
 // Bound on flushing the agent's own console at exit.
 constexpr milliseconds kFinalFlush{5000};
 
@@ -596,12 +599,39 @@ class Agent::Impl {
   }
 
   void End(int code) {
+    if (multi_ && store_ && !store_lingered_) return LingerForPeers(code);
     exit_code_ = code;
     signals_.reset();
     if (store_) store_->Stop();
     auto deadline = std::chrono::steady_clock::now() + kFinalFlush;
     out_.Flush(deadline, [] {});
     err_.Flush(deadline, [this] { io_.stop(); });
+  }
+
+  // The store's host stays up (bounded) until the other hosts have hung up, so they can read
+  // the round's end or a config error instead of finding the store gone.
+  void LingerForPeers(int code) {
+    store_lingered_ = true;
+    multi_->CloseChannel();
+    multi_->CancelJoin();
+    auto deadline = std::chrono::steady_clock::now() + kStoreLinger;
+    auto timer = std::make_shared<boost::asio::steady_timer>(io_);
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [this, code, deadline, timer, poll] {
+      if (store_->connection_count() == 0 || std::chrono::steady_clock::now() >= deadline) {
+        // Ending from a posted handler: resetting *poll here destroys this lambda's captures.
+        boost::asio::post(io_, [this, code, poll] {
+          *poll = nullptr;  // breaks the self-reference
+          End(code);
+        });
+        return;
+      }
+      timer->expires_after(std::chrono::milliseconds(20));
+      timer->async_wait([poll](const boost::system::error_code&) {
+        if (*poll) (*poll)();
+      });
+    };
+    (*poll)();
   }
 
   boost::asio::io_context io_;
@@ -623,6 +653,7 @@ class Agent::Impl {
   bool rendezvous_pending_ = false;
   bool finishing_ = false;       // in the exit barrier
   bool stop_requested_ = false;  // the workers are stopped because another host asked
+  bool store_lingered_ = false;
   std::unique_ptr<WorkerGroup> group_;
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<SignalWatch> signals_;

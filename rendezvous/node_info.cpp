@@ -78,9 +78,9 @@ std::optional<RoundEndKind> KindFromName(std::string_view name) {
 }  // namespace
 
 std::string NodeInfo::Label() const {
-  std::string label = hostname.empty() ? addr : hostname;
-  if (!addr.empty() && addr != label) label += " (" + addr + ")";
-  return label;
+  if (hostname.empty()) return addr;
+  if (addr.empty() || addr == hostname) return hostname;
+  return hostname + " at " + addr;
 }
 
 std::string NodeInfo::Encode() const {

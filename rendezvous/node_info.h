@@ -18,7 +18,7 @@ struct NodeInfo {
   int nnodes_max = 0;
   int max_restarts = 0;
 
-  // "node rank 1 (host-b, 10.0.0.2)"-style label for messages.
+  // "host-b at 10.0.0.2", for messages.
   std::string Label() const;
   std::string Encode() const;
   static std::optional<NodeInfo> Decode(std::string_view text, std::string* error);

@@ -33,7 +33,9 @@ StaticRendezvous::StaticRendezvous(boost::asio::any_io_executor executor,
     : settings_(std::move(settings)),
       client_(std::move(executor), AsyncStoreClient::Options{settings_.read_timeout}) {}
 
-std::string StaticRendezvous::Where() const { return settings_.self.Label(); }
+std::string StaticRendezvous::Where() const {
+  return "node rank " + std::to_string(settings_.node_rank) + " (" + settings_.self.Label() + ")";
+}
 
 Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
     std::optional<RoundTransition> previous) {
