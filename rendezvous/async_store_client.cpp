@@ -89,6 +89,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   bool busy = false;
   bool open = false;
   bool timed_out = false;
+  bool cancelled = false;  // Close() was called: Connect stops retrying
   uint64_t generation = 0;  // tells a stale timer expiry from the current one
   std::string closed_reason = "not connected";
 
@@ -244,9 +245,16 @@ AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor)
 AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor, Options options)
     : impl_(std::make_shared<Impl>(std::move(executor), options)) {}
 
-AsyncStoreClient::~AsyncStoreClient() { impl_->CloseWith("client destroyed"); }
+AsyncStoreClient::~AsyncStoreClient() {
+  impl_->cancelled = true;
+  impl_->CloseWith("client destroyed");
+}
 
-void AsyncStoreClient::Close() { impl_->CloseWith("the client was closed"); }
+void AsyncStoreClient::Close() {
+  impl_->cancelled = true;
+  impl_->CloseWith("the client was closed");
+}
+bool AsyncStoreClient::cancelled() const { return impl_->cancelled; }
 bool AsyncStoreClient::connected() const { return impl_->open; }
 const std::string& AsyncStoreClient::peer() const { return impl_->peer; }
 
@@ -265,6 +273,7 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
                                                       Clock::time_point deadline) {
   auto impl = impl_;
   Impl::Turn turn(*impl, "connect");
+  if (impl->cancelled) throw StoreError("connect: the client was closed");
   impl->peer = HostPort(host, port);
   impl->input.clear();
   const auto started = Clock::now();
@@ -283,6 +292,7 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
         auto limit = std::min<Clock::duration>(std::max<Clock::duration>(left, kFirstRetryPause),
                                                impl->options.operation_timeout);
         std::string reason = co_await impl->TryConnect(entry.endpoint(), limit);
+        if (impl->cancelled) break;
         if (reason.empty()) {
           impl->open = true;
           co_await impl->Handshake();
@@ -292,9 +302,10 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
       }
     }
     auto now = Clock::now();
-    if (now >= deadline) break;
-    asio::steady_timer sleep(impl->socket.get_executor(), std::min(pause, deadline - now));
-    co_await sleep.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (now >= deadline || impl->cancelled) break;
+    impl->timer.expires_after(std::min(pause, deadline - now));  // Close() cancels it
+    co_await impl->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (impl->cancelled) break;
     pause = std::min<Clock::duration>(pause * 2, kLongestRetryPause);
   }
   impl->closed_reason = last_error;

@@ -68,8 +68,10 @@ class AsyncStoreClient {
   // Every key in the store, as stored (LIST_KEYS; PyTorch's own client strips a '/').
   Task<std::vector<std::string>> ListKeys();
 
-  // Closes the connection; a pending operation finishes with StoreError ("closed").
+  // Closes the connection; a pending operation finishes with StoreError ("closed"), a pending
+  // Connect() stops retrying, and later Connect() calls fail: the client is done.
   void Close();
+  bool cancelled() const;  // Close() was called
   bool connected() const;
   // "host:port" of the store (brackets around IPv6), for messages.
   const std::string& peer() const;

@@ -63,6 +63,7 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
     } catch (const StoreError& error) {
       reason = error.what();
     }
+    if (client.cancelled()) throw RendezvousError("rendezvous cancelled on " + from);
     if (Clock::now() >= deadline) {
       throw RendezvousError("rendezvous failed on " + from + ": " + reason + "; gave up after " +
                             FormatSeconds(Clock::now() - started) +
