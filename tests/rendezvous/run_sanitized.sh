@@ -7,8 +7,9 @@
 set -eu
 root=${1:?usage: run_sanitized.sh SOURCE_ROOT [BUILD_DIR]}
 build=${2:-$root/build-sanitize}
+mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCPPLAUNCH_SANITIZE=ON -DCPPLAUNCH_WITH_TORCH=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build.configure.log"
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log"
 cmake --build "$build" -j2 --target rendezvous_tests cpplaunch-store
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

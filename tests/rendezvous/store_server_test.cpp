@@ -62,7 +62,8 @@ TEST_CASE("StoreServer serves both dialects at once on one port", "[rendezvous][
   RawConnection modern(server.port());
   modern.Send(FromHex("00 ce f7 85 3c 0d 39 30 00 00"));
   CHECK(ToHex(modern.Receive(4)) == "39 30 00 00");
-  legacy.Send(LegacySet("/shared", "v"));
+  legacy.Send(LegacySet("/shared", "v") + kGetNumKeys);
+  REQUIRE(legacy.Receive(8).size() == 8);  // the SET is applied before the other connection asks
   modern.Send(Encode(Dialect::kModern, Command::kGet, {"/shared"}));
   CHECK(modern.Receive(9) == FromHex("01 00 00 00 00 00 00 00") + "v");
 }
@@ -188,8 +189,11 @@ TEST_CASE("a watcher that never reads is closed past the output cap", "[rendezvo
   RawConnection watcher(server.port());
   ::setsockopt(watcher.fd(), SOL_SOCKET, SO_RCVBUF, std::array<int, 1>{4096}.data(), sizeof(int));
   watcher.Send(Encode(Dialect::kLegacy, Command::kWatchKey, {"/w"}));
+  REQUIRE(ToHex(watcher.Receive(1)) == "03");
   RawConnection setter(server.port());
-  for (int i = 0; i < 40; ++i) setter.Send(LegacySet("/w", std::string(512 * 1024, static_cast<char>('a' + i % 26))));
+  for (int i = 0; i < 40; ++i) {
+    setter.Send(LegacySet("/w", std::string(512 * 1024, static_cast<char>('a' + i % 26))));
+  }
   setter.Send(kGetNumKeys);
   CHECK(setter.Receive(8).size() == 8);
   CHECK(server.OnLoop([](StoreServer& s) { return s.connection_count(); }) == 1);
