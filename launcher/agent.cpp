@@ -24,6 +24,7 @@
 #include "launcher/multi_host_plan.h"
 #include "launcher/multi_host_session.h"
 #include "launcher/posix_worker_group.h"
+#include "launcher/script_check.h"
 #include "launcher/signal_watch.h"
 #include "launcher/supervisor.h"
 #include "launcher/tapped_worker_group.h"
@@ -89,10 +90,19 @@ class Agent::Impl {
         env_(std::move(environment)),
         sentinel_(sentinel),
         out_(io_, STDOUT_FILENO),
-        err_(io_, STDERR_FILENO) {}
+        // One writer when stdout and stderr are the same file (a terminal, or 2>&1), so
+        // that a stdout line and a stderr line never split each other.
+        separate_err_(ConsoleWriter::SameFile(STDOUT_FILENO, STDERR_FILENO)
+                          ? nullptr
+                          : std::make_unique<ConsoleWriter>(io_, STDERR_FILENO)),
+        err_(separate_err_ ? *separate_err_ : out_) {}
 
   int Run() {
     if (auto problem = UnsupportedOption(options_)) {
+      Say("error: " + *problem);
+      return Finish(2);
+    }
+    if (auto problem = ScriptProblem(options_)) {
       Say("error: " + *problem);
       return Finish(2);
     }
@@ -215,7 +225,7 @@ class Agent::Impl {
     try {
       store_ = std::make_unique<StoreServer>(io_, store_options);
     } catch (const StoreBindError& e) {
-      if (port_was_chosen_ || master_port_ == 0) throw;
+      if (port_was_chosen_ || master_port_ == 0 || !e.address_in_use()) throw;
       store_options.port = 0;
       store_ = std::make_unique<StoreServer>(io_, store_options);
       Say("port " + std::to_string(master_port_) + " is busy; the store listens on port " +
@@ -463,7 +473,9 @@ class Agent::Impl {
       WorkerStreams streams;
       streams.local_rank = lr;
       streams.prefix = FormatLinePrefix(prefix_template, options_.role, who.rank, lr);
-      const bool shown = !options_.local_ranks_filter || options_.local_ranks_filter->count(lr);
+      // An empty filter shows every rank, as torchrun's does.
+      const bool shown = !options_.local_ranks_filter || options_.local_ranks_filter->empty() ||
+                         options_.local_ranks_filter->count(lr);
       const bool files = log_dir_->enabled();
       streams.stdout_route = ResolveStreamRoute(
           options_.redirects.stdout_for(lr) || options_.tee.stdout_for(lr),
@@ -639,7 +651,8 @@ class Agent::Impl {
   EnvMap env_;
   JobSentinel* sentinel_;
   ConsoleWriter out_;
-  ConsoleWriter err_;
+  std::unique_ptr<ConsoleWriter> separate_err_;
+  ConsoleWriter& err_;
 
   std::string run_id_;
   std::string master_addr_;

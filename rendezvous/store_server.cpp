@@ -52,7 +52,7 @@ std::string FormatEndpoint(const std::string& host, uint16_t port) {
   } else if (ec == boost::system::errc::address_not_available) {
     message += "; is it an address of this host?";
   }
-  throw StoreBindError(message);
+  throw StoreBindError(message, ec == asio::error::address_in_use);
 }
 
 void SetCloseOnExec(int fd) { ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC); }

@@ -27,7 +27,13 @@ class StoreServerImpl;
 
 class StoreBindError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit StoreBindError(const std::string& what, bool address_in_use = false)
+      : std::runtime_error(what), address_in_use_(address_in_use) {}
+  // The port is taken (EADDRINUSE), as opposed to an address this host does not have.
+  bool address_in_use() const { return address_in_use_; }
+
+ private:
+  bool address_in_use_;
 };
 
 struct StoreServerOptions {

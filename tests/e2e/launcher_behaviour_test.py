@@ -123,6 +123,12 @@ class ExitCodes(unittest.TestCase):
         self.assertIn("/nonexistent/trainer", r.stderr)
         self.assertIn("No such file", r.stderr)
 
+    def test_compiled_program_without_no_python_is_explained(self):
+        r = launch("--nproc-per-node=2", WORKER)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("--no-python", r.stderr)
+
     def test_unsupported_option_is_refused_not_ignored(self):
         r = launch("--numa-binding=node", "--no-python", WORKER)
         self.assertNotEqual(r.returncode, 0)
