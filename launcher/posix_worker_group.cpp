@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -60,10 +61,21 @@ std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd) {
   return child;
 }
 
+std::set<pid_t> ForeignChildren() {
+  std::vector<pid_t> children = posix::ChildrenOfSelf();
+  return std::set<pid_t>(children.begin(), children.end());
+}
+
 class PosixWorkerGroup final : public WorkerGroup {
  public:
   PosixWorkerGroup(asio::io_context& io, PosixWorkerGroupOptions options)
-      : io_(io), options_(options), sigchld_(io, SIGCHLD), grace_timer_(io) {
+      : io_(io),
+        options_(options),
+        sigchld_(io, SIGCHLD),
+        grace_timer_(io),
+        // Children the process had before the group existed are not the job's: a shell's
+        // `cpplaunch ... > >(tee log)` leaves tee as a child of the exec'd agent.
+        foreign_children_(ForeignChildren()) {
     // Orphaned descendants (a data loader whose worker died) are reparented to the agent
     // instead of init, so they can be reaped and killed with the job.
     posix::BecomeSubreaper();
@@ -209,7 +221,7 @@ class PosixWorkerGroup final : public WorkerGroup {
   void SignalEverything(int signo) {
     Signal(signo);
     for (pid_t child : posix::ChildrenOfSelf()) {
-      if (workers_.count(child) != 0) continue;
+      if (workers_.count(child) != 0 || foreign_children_.count(child) != 0) continue;
       if (options_.sentinel && child == options_.sentinel->pid()) continue;
       pid_t group = posix::ProcessGroupOf(child);
       if (group == child || workers_.count(group) != 0) posix::KillGroup(group, signo);
@@ -277,6 +289,7 @@ class PosixWorkerGroup final : public WorkerGroup {
   asio::steady_timer grace_timer_;
   ExitCallback on_exit_;
   std::map<pid_t, Worker> workers_;
+  std::set<pid_t> foreign_children_;  // never signalled
   std::size_t running_ = 0;
   bool pidfd_supported_ = true;
   bool stopping_ = false;

@@ -172,6 +172,23 @@ class Teardown(unittest.TestCase):
             self.assertEqual(wait_gone(grandchildren, 1), [])
 
 
+    def test_children_the_agent_inherited_are_not_the_jobs(self):
+        # `cpplaunch ... > >(tee log)` makes tee a child of the exec'd agent: a teardown must
+        # leave it alone, or the next attempt's output dies with SIGPIPE.
+        with tempfile.TemporaryDirectory() as d:
+            pid_file = os.path.join(d, "bystander")
+            r = subprocess.run(["/bin/sh", "-c", f'sleep 30 >/dev/null 2>&1 & echo $! > {pid_file}; exec "$0" "$@"',
+                                CPPLAUNCH, "--nproc-per-node=2", "--max-restarts=1", "--no-python",
+                                WORKER, "--sleep", "50", "--exit", "1"],
+                               env=env(), capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            bystander = read_pids(pid_file)[0]
+            try:
+                self.assertTrue(alive(bystander), "the teardown killed a process the job never started")
+            finally:
+                os.kill(bystander, signal.SIGKILL)
+
+
 class Signals(unittest.TestCase):
     def run_and_signal(self, signo, extra=()):
         with tempfile.TemporaryDirectory() as d:
