@@ -145,6 +145,7 @@ struct Conn {
   std::size_t out_off = 0;
   ReplyDecoder decoder;
   bool connected = false;
+  std::uint32_t registered = 0;  // the epoll events currently asked for
   bool done = false;
   bool failed = false;
   // PyTorch 1.13's second, idle "callback" connection: requested by a script through
@@ -261,6 +262,7 @@ class Engine {
     ev.events = EPOLLOUT;
     ev.data.ptr = &c;
     if (epoll_ctl(ep_, EPOLL_CTL_ADD, c.fd, &ev) != 0) Die("epoll_ctl");
+    c.registered = EPOLLOUT;
     return true;
   }
 
@@ -273,7 +275,10 @@ class Engine {
       getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
       if (err != 0) {
         errno = err;
-        return Fail(c.parent != nullptr ? *c.parent : c, c.parent != nullptr ? "callback connect" : "connect");
+        if (c.parent == nullptr) return Fail(c, "connect");
+        c.failed = true;
+        epoll_ctl(ep_, EPOLL_CTL_DEL, c.fd, nullptr);
+        return Fail(*c.parent, "callback connect");
       }
       c.connected = true;
       if (c.parent != nullptr) {  // an idle callback connection: leave it alone from now on
@@ -330,10 +335,14 @@ class Engine {
       c.out.clear();
       c.out_off = 0;
     }
+    // Re-register only when the interest changes: no epoll_ctl per round trip in the steady state.
+    const std::uint32_t wanted = EPOLLIN | (pending ? EPOLLOUT : 0u);
+    if (wanted == c.registered) return;
     epoll_event ev{};
-    ev.events = EPOLLIN | (pending ? EPOLLOUT : 0u);
+    ev.events = wanted;
     ev.data.ptr = &c;
     epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd, &ev);
+    c.registered = wanted;
   }
 
   void Fail(Conn& c, const char* why) {
