@@ -40,7 +40,7 @@ def tree(base):
         for name in names:
             path = os.path.join(root, name)
             rel = os.path.relpath(path, base).split(os.sep)
-            rel[0] = rel[0].rsplit("_", 1)[0] + "_XXXXXXXX"
+            rel[0] = rel[0][:-8] + "XXXXXXXX"  # <run_id>_<8 random characters>
             with open(path) as f:
                 files["/".join(rel)] = f.read()
     return files

@@ -188,7 +188,7 @@ TEST_CASE("the first positional is the script; everything after it is untouched"
         Args{"--nproc-per-node", "5", "-r", "3", "--no", "--", "-h", "--bogus", "$local_rank"});
 }
 
-TEST_CASE("-- ends the options: the next word is the script even if it looks like one") {
+TEST_CASE("a bare -- ends the options: the next word is the script even if it looks like one") {
   const LaunchOptions o = Ok({"-m", "--", "-weird", "-r", "1"});
   CHECK(o.module);
   CHECK(o.training_script == "-weird");
@@ -276,12 +276,12 @@ TEST_CASE("value errors torchrun reports with exit 1") {
   CHECK(ValueError({"--node-rank", "-1", "s"}).starts_with("--node-rank must be"));
 }
 
-TEST_CASE("--run-path takes precedence over the -m/--no-python conflict") {
+TEST_CASE("option --run-path takes precedence over the -m/--no-python conflict") {
   const LaunchOptions o = Ok({"--run-path", "-m", "--no-python", "s"});
   CHECK(o.run_path);
 }
 
-TEST_CASE("--standalone skips the backend check (torchrun forces c10d)") {
+TEST_CASE("option --standalone skips the backend check (torchrun forces c10d)") {
   CHECK(Ok({"--standalone", "--rdzv-backend=zookeeper", "s"}).standalone);
 }
 
@@ -363,7 +363,7 @@ TEST_CASE("flags from PET_* parse as integers; anything else fails even with -h"
             .starts_with("Don't use both"));
 }
 
-TEST_CASE("--logs-specs and --numa-binding have no PET_ variable") {
+TEST_CASE("options --logs-specs and --numa-binding have no PET_ variable") {
   const LaunchOptions o = Ok({"s"}, {{"PET_LOGS_SPECS", "x"}, {"PET_NUMA_BINDING", "node"}});
   CHECK_FALSE(o.logs_specs);
   CHECK_FALSE(o.numa_binding);
