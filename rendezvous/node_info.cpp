@@ -1,58 +1,14 @@
 #include "rendezvous/node_info.h"
 
-#include <algorithm>
-#include <charconv>
-#include <map>
 #include <vector>
+
+#include "rendezvous/text_record.h"
 
 namespace cpplaunch {
 namespace {
 
-using Fields = std::map<std::string, std::string, std::less<>>;
-
-void Line(std::string* out, const char* key, std::string value) {
-  std::replace(value.begin(), value.end(), '\n', ' ');
-  *out += key;
-  *out += '=';
-  *out += value;
-  *out += '\n';
-}
-
-std::optional<Fields> ParseLines(std::string_view text, std::string* error) {
-  Fields fields;
-  while (!text.empty()) {
-    size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
-    size_t equals = line.find('=');
-    if (equals == std::string_view::npos) {
-      *error = "store value line without '=': " + std::string(line.substr(0, 40));
-      return std::nullopt;
-    }
-    fields[std::string(line.substr(0, equals))] = std::string(line.substr(equals + 1));
-  }
-  return fields;
-}
-
-bool GetInt(const Fields& fields, const char* key, int* out, std::string* error) {
-  auto it = fields.find(key);
-  if (it == fields.end()) {
-    *error = std::string("store value is missing '") + key + "'";
-    return false;
-  }
-  const std::string& text = it->second;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    *error = std::string("store value field '") + key + "' is not an integer";
-    return false;
-  }
-  return true;
-}
-
-std::string GetText(const Fields& fields, const char* key) {
-  auto it = fields.find(key);
-  return it == fields.end() ? std::string() : it->second;
-}
+// Names both records in decoding errors.
+constexpr std::string_view kWhat = "store value";
 
 const char* KindName(RoundEndKind kind) {
   switch (kind) {
@@ -84,32 +40,32 @@ std::string NodeInfo::Label() const {
 }
 
 std::string NodeInfo::Encode() const {
-  std::string out;
-  Line(&out, "node_id", node_id);
-  Line(&out, "addr", addr);
-  Line(&out, "hostname", hostname);
-  Line(&out, "local_world_size", std::to_string(local_world_size));
-  Line(&out, "nnodes_min", std::to_string(nnodes_min));
-  Line(&out, "nnodes_max", std::to_string(nnodes_max));
-  Line(&out, "max_restarts", std::to_string(max_restarts));
-  return out;
+  TextRecordBuilder out;
+  out.Add("node_id", node_id)
+      .Add("addr", addr)
+      .Add("hostname", hostname)
+      .AddInt("local_world_size", local_world_size)
+      .AddInt("nnodes_min", nnodes_min)
+      .AddInt("nnodes_max", nnodes_max)
+      .AddInt("max_restarts", max_restarts);
+  return out.text();
 }
 
 std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* error) {
-  auto fields = ParseLines(text, error);
+  auto fields = TextRecord::Parse(text, kWhat, error);
   if (!fields) return std::nullopt;
   NodeInfo info;
-  info.node_id = GetText(*fields, "node_id");
-  info.addr = GetText(*fields, "addr");
-  info.hostname = GetText(*fields, "hostname");
+  info.node_id = fields->Text("node_id");
+  info.addr = fields->Text("addr");
+  info.hostname = fields->Text("hostname");
   if (info.node_id.empty()) {
     *error = "node info without a node_id";
     return std::nullopt;
   }
-  if (!GetInt(*fields, "local_world_size", &info.local_world_size, error) ||
-      !GetInt(*fields, "nnodes_min", &info.nnodes_min, error) ||
-      !GetInt(*fields, "nnodes_max", &info.nnodes_max, error) ||
-      !GetInt(*fields, "max_restarts", &info.max_restarts, error)) {
+  if (!fields->GetInt("local_world_size", &info.local_world_size, error) ||
+      !fields->GetInt("nnodes_min", &info.nnodes_min, error) ||
+      !fields->GetInt("nnodes_max", &info.nnodes_max, error) ||
+      !fields->GetInt("max_restarts", &info.max_restarts, error)) {
     return std::nullopt;
   }
   return info;
@@ -147,33 +103,33 @@ std::string RoundEnd::Describe() const {
 }
 
 std::string RoundEnd::Encode() const {
-  std::string out;
-  Line(&out, "kind", KindName(kind));
-  Line(&out, "host", host);
-  Line(&out, "addr", addr);
-  Line(&out, "node_rank", std::to_string(node_rank));
-  Line(&out, "rank", std::to_string(rank));
-  Line(&out, "local_rank", std::to_string(local_rank));
-  Line(&out, "detail", detail);
-  return out;
+  TextRecordBuilder out;
+  out.Add("kind", KindName(kind))
+      .Add("host", host)
+      .Add("addr", addr)
+      .AddInt("node_rank", node_rank)
+      .AddInt("rank", rank)
+      .AddInt("local_rank", local_rank)
+      .Add("detail", detail);
+  return out.text();
 }
 
 std::optional<RoundEnd> RoundEnd::Decode(std::string_view text, std::string* error) {
-  auto fields = ParseLines(text, error);
+  auto fields = TextRecord::Parse(text, kWhat, error);
   if (!fields) return std::nullopt;
-  auto kind = KindFromName(GetText(*fields, "kind"));
+  auto kind = KindFromName(fields->Text("kind"));
   if (!kind) {
-    *error = "round-end notice of unknown kind '" + GetText(*fields, "kind") + "'";
+    *error = "round-end notice of unknown kind '" + fields->Text("kind") + "'";
     return std::nullopt;
   }
   RoundEnd end;
   end.kind = *kind;
-  end.host = GetText(*fields, "host");
-  end.addr = GetText(*fields, "addr");
-  end.detail = GetText(*fields, "detail");
-  if (!GetInt(*fields, "node_rank", &end.node_rank, error) ||
-      !GetInt(*fields, "rank", &end.rank, error) ||
-      !GetInt(*fields, "local_rank", &end.local_rank, error)) {
+  end.host = fields->Text("host");
+  end.addr = fields->Text("addr");
+  end.detail = fields->Text("detail");
+  if (!fields->GetInt("node_rank", &end.node_rank, error) ||
+      !fields->GetInt("rank", &end.rank, error) ||
+      !fields->GetInt("local_rank", &end.local_rank, error)) {
     return std::nullopt;
   }
   return end;

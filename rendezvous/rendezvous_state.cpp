@@ -1,7 +1,8 @@
 #include "rendezvous/rendezvous_state.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "rendezvous/text_record.h"
 
 namespace cpplaunch {
 namespace {
@@ -24,11 +25,6 @@ std::vector<std::string> Split(std::string_view text) {
     text.remove_prefix(comma + 1);
   }
   return items;
-}
-
-bool ParseInt(std::string_view text, int64_t* out) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return ec == std::errc() && end == text.data() + text.size();
 }
 
 void InsertSorted(std::vector<std::string>* list, const std::string& item) {
@@ -131,85 +127,46 @@ JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me)
 }  // namespace
 
 std::string RendezvousState::Encode() const {
-  std::string out;
-  auto line = [&out](const char* key, const std::string& value) {
-    out += key;
-    out += '=';
-    out += value;
-    out += '\n';
-  };
-  std::string reason = closed_reason;
-  std::replace(reason.begin(), reason.end(), '\n', ' ');
-  line("version", std::to_string(version));
-  line("round", std::to_string(round));
-  line("restart_count", std::to_string(restart_count));
-  line("min_nodes", std::to_string(min_nodes));
-  line("max_nodes", std::to_string(max_nodes));
-  line("complete", complete ? "1" : "0");
-  line("closed", closed ? "1" : "0");
-  line("last_call_deadline_ms", std::to_string(last_call_deadline_ms));
-  line("participants", Join(participants));
-  line("wait_list", Join(wait_list));
-  line("closed_reason", reason);
-  return out;
+  TextRecordBuilder out;
+  out.AddInt("version", version)
+      .AddInt("round", round)
+      .AddInt("restart_count", restart_count)
+      .AddInt("min_nodes", min_nodes)
+      .AddInt("max_nodes", max_nodes)
+      .Add("complete", complete ? "1" : "0")
+      .Add("closed", closed ? "1" : "0")
+      .AddInt("last_call_deadline_ms", last_call_deadline_ms)
+      .Add("participants", Join(participants))
+      .Add("wait_list", Join(wait_list))
+      .Add("closed_reason", closed_reason);
+  return out.text();
 }
 
 std::optional<RendezvousState> RendezvousState::Decode(std::string_view text,
                                                        std::string* error) {
+  auto fields = TextRecord::Parse(text, "rendezvous state", error);
+  if (!fields) return std::nullopt;
   RendezvousState state;
-  int seen = 0;
-  while (!text.empty()) {
-    size_t newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
-    size_t equals = line.find('=');
-    if (equals == std::string_view::npos) {
-      *error = "rendezvous state line without '=': " + std::string(line.substr(0, 40));
-      return std::nullopt;
-    }
-    std::string_view key = line.substr(0, equals);
-    std::string_view value = line.substr(equals + 1);
-    int64_t number = 0;
-    auto integer = [&](int64_t* target) {
-      if (!ParseInt(value, &number)) return false;
-      *target = number;
-      ++seen;
-      return true;
-    };
-    int64_t tmp = 0;
-    bool ok = true;
-    if (key == "version") {
-      ok = integer(&state.version);
-    } else if (key == "round") {
-      ok = integer(&state.round);
-    } else if (key == "restart_count") {
-      ok = integer(&tmp) && (state.restart_count = static_cast<int>(tmp), true);
-    } else if (key == "min_nodes") {
-      ok = integer(&tmp) && (state.min_nodes = static_cast<int>(tmp), true);
-    } else if (key == "max_nodes") {
-      ok = integer(&tmp) && (state.max_nodes = static_cast<int>(tmp), true);
-    } else if (key == "complete") {
-      ok = integer(&tmp) && (state.complete = tmp != 0, true);
-    } else if (key == "closed") {
-      ok = integer(&tmp) && (state.closed = tmp != 0, true);
-    } else if (key == "last_call_deadline_ms") {
-      ok = integer(&state.last_call_deadline_ms);
-    } else if (key == "participants") {
-      state.participants = Split(value);
-    } else if (key == "wait_list") {
-      state.wait_list = Split(value);
-    } else if (key == "closed_reason") {
-      state.closed_reason = std::string(value);
-    }
-    if (!ok) {
-      *error = "rendezvous state field '" + std::string(key) + "' is not an integer";
-      return std::nullopt;
-    }
-  }
-  if (seen != 8) {
-    *error = "rendezvous state is missing fields";
+  // The int and bool fields are read as int64 and narrowed, as the state always was.
+  int64_t restart_count = 0, min_nodes = 0, max_nodes = 0, complete = 0, closed = 0;
+  if (!fields->GetInt64("version", &state.version, error) ||
+      !fields->GetInt64("round", &state.round, error) ||
+      !fields->GetInt64("restart_count", &restart_count, error) ||
+      !fields->GetInt64("min_nodes", &min_nodes, error) ||
+      !fields->GetInt64("max_nodes", &max_nodes, error) ||
+      !fields->GetInt64("complete", &complete, error) ||
+      !fields->GetInt64("closed", &closed, error) ||
+      !fields->GetInt64("last_call_deadline_ms", &state.last_call_deadline_ms, error)) {
     return std::nullopt;
   }
+  state.restart_count = static_cast<int>(restart_count);
+  state.min_nodes = static_cast<int>(min_nodes);
+  state.max_nodes = static_cast<int>(max_nodes);
+  state.complete = complete != 0;
+  state.closed = closed != 0;
+  state.participants = Split(fields->Text("participants"));
+  state.wait_list = Split(fields->Text("wait_list"));
+  state.closed_reason = fields->Text("closed_reason");
   return state;
 }
 

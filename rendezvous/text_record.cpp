@@ -1,0 +1,72 @@
+#include "rendezvous/text_record.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+
+namespace cpplaunch {
+
+TextRecordBuilder& TextRecordBuilder::Add(std::string_view key, std::string_view value) {
+  text_ += key;
+  text_ += '=';
+  const size_t start = text_.size();
+  text_ += value;
+  std::replace(text_.begin() + static_cast<std::ptrdiff_t>(start), text_.end(), '\n', ' ');
+  text_ += '\n';
+  return *this;
+}
+
+TextRecordBuilder& TextRecordBuilder::AddInt(std::string_view key, int64_t value) {
+  return Add(key, std::to_string(value));
+}
+
+std::optional<TextRecord> TextRecord::Parse(std::string_view text, std::string_view what,
+                                            std::string* error) {
+  TextRecord record;
+  record.what_ = std::string(what);
+  while (!text.empty()) {
+    size_t newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    size_t equals = line.find('=');
+    if (equals == std::string_view::npos) {
+      *error = record.what_ + " line without '=': " + std::string(line.substr(0, 40));
+      return std::nullopt;
+    }
+    record.fields_[std::string(line.substr(0, equals))] = std::string(line.substr(equals + 1));
+  }
+  return record;
+}
+
+std::string TextRecord::Text(std::string_view key) const {
+  auto it = fields_.find(key);
+  return it == fields_.end() ? std::string() : it->second;
+}
+
+template <typename Int>
+bool TextRecord::GetInteger(std::string_view key, Int* out, std::string* error) const {
+  auto it = fields_.find(key);
+  if (it == fields_.end()) {
+    *error = what_ + " is missing '" + std::string(key) + "'";
+    return false;
+  }
+  const std::string& text = it->second;
+  Int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    *error = what_ + " field '" + std::string(key) + "' is not an integer";
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+bool TextRecord::GetInt64(std::string_view key, int64_t* out, std::string* error) const {
+  return GetInteger(key, out, error);
+}
+
+bool TextRecord::GetInt(std::string_view key, int* out, std::string* error) const {
+  return GetInteger(key, out, error);
+}
+
+}  // namespace cpplaunch
