@@ -51,7 +51,7 @@ constexpr std::array kTable = {
                "streams to files and console (format as -r)"},
     OptionSpec{O::kLocalRanksFilter, "--local-ranks-filter", "--local_ranks_filter", "",
                K::kString, "", true, "",
-               "ranks shown on the console: 0,1,... (default: all)"},
+               "local ranks shown on the console: 0,1,..."},
     OptionSpec{O::kDuplicateStdoutFilters, "--duplicate-stdout-filters",
                "--duplicate_stdout_filters", "", K::kString, "", true, "none",
                "copy stdout lines matching any to a file"},

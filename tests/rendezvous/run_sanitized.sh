@@ -3,7 +3,7 @@
 # (ASan + UBSan) in its own build directory and runs the store tests under it, including the
 # PyTorch client test against the sanitized server.
 #   run_sanitized.sh SOURCE_ROOT [BUILD_DIR]     (default BUILD_DIR: SOURCE_ROOT/build-sanitize)
-# Takes a few minutes on two cores, so it is not part of the default ctest run.
+# Takes a few minutes on two cores; ctest runs it as store_sanitized.
 set -eu
 root=${1:?usage: run_sanitized.sh SOURCE_ROOT [BUILD_DIR]}
 build=${2:-$root/build-sanitize}
