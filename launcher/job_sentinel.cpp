@@ -116,9 +116,19 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
   posix::CloseFd(fds[1]);
   posix::CloseFd(events_fd);
 
-  // Probe that processes may really be moved into the job cgroup (delegation, the "no internal
-  // processes" rule): move the sentinel in and back out to where it came from.
+  // Probe that processes may really be put into the job cgroup (delegation, the "no internal
+  // processes" rule). Where clone3(CLONE_INTO_CGROUP) exists, a throwaway child born inside
+  // answers, and workers are born there too. Otherwise move the sentinel in and back out.
+  std::optional<bool> born_inside;
   if (dir) {
+    sentinel->dir_fd_ = ::open(dir->c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (sentinel->dir_fd_ >= 0) born_inside = posix::ProbeCloneIntoCgroup(sentinel->dir_fd_);
+    if (born_inside != true) {
+      posix::CloseFd(sentinel->dir_fd_);
+      sentinel->dir_fd_ = -1;
+    }
+  }
+  if (dir && !born_inside) {
     std::string pid = std::to_string(sentinel->pid_);
     std::optional<std::string> home = OwnCgroupDir();
     bool moved_in = posix::WriteFile(*dir + "/cgroup.procs", pid);
@@ -141,6 +151,13 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
       }
     }
   }
+  if (born_inside == false) {  // the cgroup refuses newcomers: process groups only
+    posix::CloseFd(sentinel->procs_fd_);
+    sentinel->procs_fd_ = -1;
+    posix::CloseFd(sentinel->kill_fd_);
+    sentinel->kill_fd_ = -1;
+    sentinel->cgroup_path_.clear();
+  }
   return sentinel;
 }
 
@@ -153,6 +170,7 @@ JobSentinel::~JobSentinel() {
   }
   posix::CloseFd(pidfd_);
   posix::CloseFd(procs_fd_);
+  posix::CloseFd(dir_fd_);
   posix::CloseFd(kill_fd_);
   if (!cgroup_path_.empty()) ::rmdir(cgroup_path_.c_str());  // normally gone already
 }
@@ -161,7 +179,13 @@ bool JobSentinel::Watch(pid_t pgid) { return Send(posix::kSentinelWatch, pgid); 
 bool JobSentinel::Forget(pid_t pgid) { return Send(posix::kSentinelForget, pgid); }
 
 void JobSentinel::KillCgroup() {
-  if (kill_fd_ >= 0) (void)!::write(kill_fd_, "1", 1);
+  if (kill_fd_ < 0) return;
+  (void)!::write(kill_fd_, "1", 1);
+  // Seen on Linux 6.18: once a cgroup has been killed, every child later born into it with
+  // CLONE_INTO_CGROUP is SIGKILLed at birth (its kill sequence is compared with the parent's
+  // cgroup, not the target's). Restarted workers therefore join by migration.
+  posix::CloseFd(dir_fd_);
+  dir_fd_ = -1;
 }
 
 bool JobSentinel::Send(char op, pid_t value) {

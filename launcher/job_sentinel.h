@@ -56,12 +56,16 @@ class JobSentinel {
   bool Watch(pid_t pgid);
   bool Forget(pid_t pgid);
 
-  // SIGKILLs every process in the job cgroup (cgroup.kill). No-op without a cgroup.
+  // SIGKILLs every process in the job cgroup (cgroup.kill). No-op without a cgroup. Later
+  // children join the cgroup by migration (cgroup_dir_fd() becomes -1).
   void KillCgroup();
 
   // Write end of the job cgroup's cgroup.procs (close-on-exec) for children to join it by
   // writing "0"; -1 without a cgroup.
   int cgroup_procs_fd() const { return procs_fd_; }
+  // The job cgroup's directory (O_PATH, close-on-exec) when children can be born inside it
+  // with clone3(CLONE_INTO_CGROUP) (Linux >= 5.7); -1 otherwise (join by cgroup_procs_fd).
+  int cgroup_dir_fd() const { return dir_fd_; }
   bool has_cgroup() const { return procs_fd_ >= 0; }
   const std::string& cgroup_path() const { return cgroup_path_; }  // empty without a cgroup
   pid_t pid() const { return pid_; }
@@ -74,6 +78,7 @@ class JobSentinel {
   int pidfd_ = -1;      // the sentinel's pidfd: its pid may be reused once someone reaps it
   int socket_fd_ = -1;  // the agent's end
   int procs_fd_ = -1;
+  int dir_fd_ = -1;
   int kill_fd_ = -1;
   std::string cgroup_path_;
 };

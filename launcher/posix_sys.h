@@ -28,10 +28,20 @@ struct ChildPlan {
   int stdout_fd = -1;                   // -1 = inherit
   int stderr_fd = -1;
   int cgroup_procs_fd = -1;             // -1 = no cgroup to join
+  // The job cgroup's directory (O_PATH). When set, the child is born inside the cgroup by
+  // clone3(CLONE_INTO_CGROUP) instead of being vforked and migrating there through
+  // cgroup_procs_fd: no migration, and the agent is not suspended until each child execs.
+  int cgroup_dir_fd = -1;
   std::string error_prefix;             // "cpplaunch: cannot execute 'prog' (local rank 3)"
 };
 
-// vforks a child that joins the cgroup, calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets
+// clone3(CLONE_INTO_CGROUP) works for `cgroup_dir_fd`: a child created inside the cgroup exits at
+// once and is reaped. nullopt when the kernel lacks clone3 or CLONE_INTO_CGROUP (Linux < 5.7),
+// false when the cgroup refuses it (permissions, delegation). Call before any worker exists.
+std::optional<bool> ProbeCloneIntoCgroup(int cgroup_dir_fd);
+
+// Creates a child inside the job cgroup (clone3, else vfork and a cgroup.procs write), which
+// calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets
 // signal dispositions and mask, installs fds 1/2, closes every fd >= 3 and execs. On failure the
 // child writes "<error_prefix>: <errno text>" to the agent's stderr and exits 127 (not found)
 // or 126. Returns the child's pid; throws if fork fails.

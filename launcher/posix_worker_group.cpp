@@ -41,7 +41,8 @@ struct PreparedChild {
   posix::ChildPlan plan;
 };
 
-std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd) {
+std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd,
+                                       int cgroup_dir_fd) {
   if (spec.argv.empty()) throw std::invalid_argument("ProcessSpec has an empty argv");
   auto child = std::make_unique<PreparedChild>();
   child->spec = std::move(spec);
@@ -56,6 +57,7 @@ std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd) {
   plan.stdout_fd = s.stdout_fd;
   plan.stderr_fd = s.stderr_fd;
   plan.cgroup_procs_fd = cgroup_procs_fd;
+  plan.cgroup_dir_fd = cgroup_dir_fd;
   plan.error_prefix = "cpplaunch: cannot execute '" + s.argv[0] + "' (local rank " +
                       std::to_string(s.id) + ")";
   return child;
@@ -95,8 +97,9 @@ class PosixWorkerGroup final : public WorkerGroup {
     if (running_ != 0) throw std::logic_error("WorkerGroup::Start while workers are running");
     RetireAttempt();
     int procs_fd = options_.sentinel ? options_.sentinel->cgroup_procs_fd() : -1;
+    int dir_fd = options_.sentinel ? options_.sentinel->cgroup_dir_fd() : -1;
     for (ProcessSpec& spec : specs) {
-      std::unique_ptr<PreparedChild> child = Prepare(std::move(spec), procs_fd);
+      std::unique_ptr<PreparedChild> child = Prepare(std::move(spec), procs_fd, dir_fd);
       pid_t pid = posix::SpawnChild(child->plan);
       if (options_.sentinel) options_.sentinel->Watch(pid);
       Worker& worker = workers_[pid];
