@@ -504,7 +504,9 @@ class Agent::Impl {
       multi_->PublishEnd(notice);
     }
     if (supervisor_ && supervisor_->OnSignal(signo)) {
-      Say("received " + SignalName(signo) + "; forwarding it to the workers and stopping them");
+      Say("received " + SignalName(signo) + "; forwarding it to the workers; workers still " +
+          "running after " + std::to_string(options_.shutdown_timeout.count()) +
+          " s get SIGKILL (--shutdown-timeout)");
       interrupted_by_ = multi_ ? signo : interrupted_by_;
       return;
     }
@@ -576,6 +578,11 @@ class Agent::Impl {
       records.push_back(std::move(record));
     }
     if (records.empty() || !final) return;
+    const bool logged = !(options_.redirects == StdSpec()) || !(options_.tee == StdSpec());
+    if (logged && log_dir_->enabled()) {
+      Say("the workers' stdout.log and stderr.log are in " +
+          log_dir_->AttemptDir(result.restart_count).string());
+    }
     auto failures = LoadWorkerFailures(std::move(records));
     const std::string entrypoint = EntrypointName(command);
     const std::string summary = FormatFailureSummary(entrypoint, failures);

@@ -83,7 +83,8 @@ std::string HelpText() {
       "  0  every worker succeeded\n"
       "  1  a worker failed after all restarts, the launcher was signalled, the\n"
       "     rendezvous failed, or an option value was rejected\n"
-      "  2  the command line could not be parsed\n";
+      "  2  the command line could not be parsed, or asks for something cpplaunch\n"
+      "     does not support\n";
   return text;
 }
 

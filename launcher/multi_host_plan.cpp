@@ -77,6 +77,11 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
   plan.run_id = o.rdzv_id;
   if (!ReadConf(o, &plan, error)) return std::nullopt;
   if (plan.dynamic || !o.rdzv_endpoint.empty()) {
+    if (o.standalone) {
+      *error = "--standalone runs a single node; for --nnodes=" + std::to_string(o.max_nodes) +
+               " use --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT on every node";
+      return std::nullopt;
+    }
     if (o.rdzv_endpoint.empty()) {
       *error = "--rdzv-endpoint=host:port is required for a c10d rendezvous over several hosts "
                "(--nnodes=" + Nnodes(o) + ")";

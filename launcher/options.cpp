@@ -444,7 +444,9 @@ std::vector<std::string> ResolveFilters(const RawValues& raw, OptionId id) {
 StdSpec ResolveStd(const RawValues& raw, OptionId id) {
   std::string error;
   auto spec = StdSpec::Parse(TextOr(raw, id), &error);
-  if (!spec) Invalid(error);
+  if (!spec) {
+    Invalid(std::string(id == OptionId::kRedirects ? "-r/--redirects" : "-t/--tee") + ": " + error);
+  }
   return *spec;
 }
 
@@ -537,6 +539,29 @@ void RecordSources(const RawValues& raw, LaunchOptions& o) {
   for (const auto& [id, value] : raw) o.sources[std::string(SpecFor(id).name)] = value.source;
 }
 
+// Static rendezvous: node ranks are 0..nnodes-1; a larger one would wait for a slot that
+// never exists until the rendezvous timeout (torchrun hangs the same way).
+void CheckNodeRank(const LaunchOptions& o) {
+  if (o.rdzv_backend != "static" || o.standalone || o.node_rank < o.max_nodes) return;
+  Invalid("--node-rank " + std::to_string(o.node_rank) + " is out of range for --nnodes=" +
+          std::to_string(o.max_nodes) + " (node ranks are 0 to " +
+          std::to_string(o.max_nodes - 1) + ")");
+}
+
+// --standalone replaces the rendezvous options, as torchrun does; say so instead of dropping
+// them silently.
+void AddStandaloneWarning(const LaunchOptions& o, std::vector<std::string>& warnings) {
+  if (!o.standalone) return;
+  std::string dropped;
+  for (const char* name : {"--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--master-addr",
+                           "--master-port"}) {
+    if (o.IsSet(name)) dropped += std::string(dropped.empty() ? "" : ", ") + name;
+  }
+  if (!dropped.empty()) {
+    warnings.push_back("--standalone picks its own port and run id; ignoring " + dropped);
+  }
+}
+
 void AddWarnings(const LaunchOptions& o, std::vector<std::string>& warnings) {
   if (o.rdzv_backend != "static" && o.rdzv_endpoint.empty() && o.IsSet("--master-addr")) {
     warnings.push_back(
@@ -554,7 +579,9 @@ LaunchOptions Resolve(const RawValues& raw, const EnvMap& env, const HostProbe& 
   ResolveOutput(raw, o);
   ResolveWorkers(raw, env, o, warnings);
   CheckBackend(o);
+  CheckNodeRank(o);
   AddWarnings(o, warnings);
+  AddStandaloneWarning(o, warnings);
   return o;
 }
 

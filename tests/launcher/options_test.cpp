@@ -268,8 +268,8 @@ TEST_CASE("value errors torchrun reports with exit 1") {
   CHECK(ValueError({"--local-ranks-filter", "0,x", "s"}) ==
         "--local_ranks_filter must be a comma-separated list of integers e.g. "
         "--local_ranks_filter=0,1,2");
-  CHECK(ValueError({"-r", "4", "s"}).starts_with("4 does not match"));
-  CHECK(ValueError({"-t", "10:1", "s"}).starts_with("10:1 does not match"));
+  CHECK(ValueError({"-r", "4", "s"}).starts_with("-r/--redirects: 4 does not match"));
+  CHECK(ValueError({"-t", "10:1", "s"}).starts_with("-t/--tee: 10:1 does not match"));
   CHECK(ValueError({"--rdzv-backend", "zookeeper", "s"}).find("'zookeeper'") !=
         std::string::npos);
   CHECK(ValueError({"--master-port", "70000", "s"}).starts_with("--master-port 70000"));
@@ -421,6 +421,22 @@ TEST_CASE("the rdzv conf is kept as written (launcher defaults are the agent's b
   std::string error;
   CHECK(o.rdzv_conf.GetBool("is_host", false, &error) == true);
   CHECK(o.rdzv_conf.GetSeconds("read_timeout", seconds(60), &error) == seconds(120));
+}
+
+TEST_CASE("a static node rank outside --nnodes is a value error; c10d ignores it") {
+  CHECK(ValueError({"--nnodes=2", "--node-rank=2", "s"}) ==
+        "--node-rank 2 is out of range for --nnodes=2 (node ranks are 0 to 1)");
+  CHECK(Ok({"--nnodes=2", "--node-rank=1", "s"}).node_rank == 1);
+  CHECK(Ok({"--nnodes=2", "--node-rank=5", "--rdzv-backend=c10d", "s"}).node_rank == 5);
+}
+
+TEST_CASE("options that --standalone replaces are named in a warning") {
+  ParseResult r = Parse({"--standalone", "--master-port=29530", "--rdzv-id=j", "s"});
+  REQUIRE(r.ok());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0] == "--standalone picks its own port and run id; ignoring --rdzv-id, "
+                         "--master-port");
+  CHECK(Parse({"--standalone", "s"}).warnings.empty());
 }
 
 }  // namespace
