@@ -1,6 +1,6 @@
 #pragma once
 // The c10d TCPStore wire format, both dialects (docs/store_protocol.md,
-// /work/shared/docs/tcpstore-protocol.md): pure incremental decoders and encoders, no I/O.
+// ../shared/docs/tcpstore-protocol.md beside the project): pure incremental decoders and encoders, no I/O.
 //
 // - RequestDecoder (server side): bytes in, complete Requests out. Detects the dialect of a
 //   connection from its first bytes, checks every length prefix against WireLimits before
