@@ -1,6 +1,7 @@
 #pragma once
-// The c10d TCPStore wire format, both dialects (docs/store_protocol.md,
-// ../shared/docs/tcpstore-protocol.md beside the project): pure incremental decoders and encoders, no I/O.
+// The c10d TCPStore wire format, both dialects (docs/store_protocol.md, and
+// ../shared/docs/tcpstore-protocol.md beside the project): pure incremental decoders and
+// encoders, no I/O.
 //
 // - RequestDecoder (server side): bytes in, complete Requests out. Detects the dialect of a
 //   connection from its first bytes, checks every length prefix against WireLimits before
