@@ -313,17 +313,22 @@ void KvTable::Touch(std::string_view key, TableEffects* effects) {
   std::vector<WaitEntry> entries = std::move(it->second);
   waiting_.erase(it);
   total_entries_ -= entries.size();
-  for (const auto& entry : entries) {
-    Waiter& waiter = waiters_[entry.conn];
-    if (waiter.ticket != entry.ticket) {
-      --stale_entries_;
-      continue;
-    }
-    if (--waiter.remaining == 0) {
-      waiter.ticket = 0;
-      effects->woken.push_back(entry.conn);
-    }
+  for (const auto& entry : entries) CountTouch(entry, effects);
+}
+
+// One touch of a key a waiter waits on: the waiter is woken when it was its last missing key.
+// Returns false for a stale entry (its WAIT was answered, cancelled or replaced).
+bool KvTable::CountTouch(const WaitEntry& entry, TableEffects* effects) {
+  Waiter& waiter = waiters_[entry.conn];
+  if (waiter.ticket != entry.ticket) {
+    --stale_entries_;
+    return false;
   }
+  if (--waiter.remaining == 0) {
+    waiter.ticket = 0;
+    effects->woken.push_back(entry.conn);
+  }
+  return true;
 }
 
 // QUEUE_PUSH wakes only the oldest live waiter on the key.
@@ -332,18 +337,7 @@ void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
   if (it == waiting_.end()) return;
   auto& entries = it->second;
   size_t used = 0;
-  while (used < entries.size()) {
-    const WaitEntry entry = entries[used++];
-    Waiter& waiter = waiters_[entry.conn];
-    if (waiter.ticket != entry.ticket) {
-      --stale_entries_;
-      continue;
-    }
-    if (--waiter.remaining == 0) {
-      waiter.ticket = 0;
-      effects->woken.push_back(entry.conn);
-    }
-    break;
+  while (used < entries.size() && !CountTouch(entries[used++], effects)) {
   }
   entries.erase(entries.begin(), entries.begin() + static_cast<ptrdiff_t>(used));
   total_entries_ -= used;

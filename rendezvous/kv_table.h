@@ -98,6 +98,7 @@ class KvTable {
   void Register(ConnId conn, const std::vector<std::string>& keys, TableEffects* effects);
   void Touch(std::string_view key, TableEffects* effects);
   void WakeOne(std::string_view key, TableEffects* effects);
+  bool CountTouch(const WaitEntry& entry, TableEffects* effects);
   void DropWait(ConnId conn);
   void SweepStaleEntries();
   Waiter& WaiterOf(ConnId conn);
