@@ -45,8 +45,8 @@
 #include <thread>
 #include <vector>
 
-#include "rendezvous/store_client.h"
-#include "rendezvous/wire_format.h"
+#include "rendezvous/store/store_client.h"
+#include "rendezvous/store/wire_format.h"
 
 namespace cpplaunch {
 namespace {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "launcher/agent.h"
-#include "launcher/host_info.h"
-#include "launcher/job_sentinel.h"
-#include "launcher/options.h"
+#include "launcher/agent/agent.h"
+#include "launcher/agent/host_info.h"
+#include "launcher/process/job_sentinel.h"
+#include "launcher/cli/options.h"
 
 int main(int argc, char** argv) {
   using namespace cpplaunch;

@@ -9,7 +9,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "rendezvous/async_store_client.h"
+#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/rendezvous.h"
 #include "rendezvous/rendezvous_state.h"
 

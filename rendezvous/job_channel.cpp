@@ -10,7 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "rendezvous/async_store_client.h"
+#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/store_steps.h"
 
 namespace cpplaunch {

@@ -10,7 +10,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "rendezvous/async_store_client.h"
+#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/rendezvous.h"
 
 namespace cpplaunch {

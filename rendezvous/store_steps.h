@@ -13,7 +13,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "rendezvous/async_store_client.h"
+#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/node_info.h"
 #include "rendezvous/rendezvous.h"
 

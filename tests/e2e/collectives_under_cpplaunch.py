@@ -1,5 +1,5 @@
 """Every gloo collective, send/recv and a short DDP run ending with identical replicas, by four
-unmodified PyTorch workers (tests/rendezvous/torch_gloo_worker.py) under
+unmodified PyTorch workers (tests/rendezvous/store/torch_gloo_worker.py) under
 `cpplaunch --nproc-per-node=4`, meeting through the agent's store.
 
 usage: collectives_under_cpplaunch.py CPPLAUNCH
@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 CPPLAUNCH = sys.argv[1]
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rendezvous",
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rendezvous", "store",
                       "torch_gloo_worker.py")
 
 env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "TORCHELASTIC_"))}

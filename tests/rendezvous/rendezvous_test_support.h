@@ -14,7 +14,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
-#include "rendezvous/store_server.h"
+#include "rendezvous/store/store_server.h"
 
 namespace cpplaunch::testing {
 

@@ -1,0 +1,95 @@
+#include "launcher/agent/log_dir.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <random>
+#include <system_error>
+
+namespace cpplaunch {
+namespace fs = std::filesystem;
+namespace {
+
+// Python's mkdtemp: <prefix> + 8 characters from its alphabet, mode 0700, retried on a clash.
+fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
+  static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789_";
+  std::random_device seed;
+  std::mt19937_64 random(seed());
+  std::uniform_int_distribution<std::size_t> pick(0, kAlphabet.size() - 1);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string name = prefix;
+    for (int i = 0; i < 8; ++i) name += kAlphabet[pick(random)];
+    fs::path candidate = parent / name;
+    if (::mkdir(candidate.c_str(), 0700) == 0) return candidate;
+    if (errno != EEXIST) {
+      throw std::system_error(errno, std::generic_category(), "mkdir " + candidate.string());
+    }
+  }
+  throw std::system_error(EEXIST, std::generic_category(),
+                          "no unique directory name under " + parent.string());
+}
+
+}  // namespace
+
+LogDir LogDir::Create(const std::string& base, std::string_view run_id,
+                      const fs::path& temp_root) {
+  if (base == kDisabled) return LogDir(fs::path());
+  fs::path root;
+  if (base.empty()) {
+    root = MakeUniqueDir(temp_root, "torchelastic_");
+  } else {
+    root = base;
+    if (fs::exists(root) && !fs::is_directory(root)) {
+      throw std::system_error(ENOTDIR, std::generic_category(), "log_dir: " + base + " is a file");
+    }
+    fs::create_directories(root);
+  }
+  return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"));
+}
+
+fs::path LogDir::TempRoot() {
+  for (const char* name : {"TMPDIR", "TEMP", "TMP"}) {
+    const char* value = std::getenv(name);
+    std::error_code ec;
+    if (value != nullptr && *value != '\0' && fs::is_directory(value, ec)) return value;
+  }
+  return "/tmp";
+}
+
+void LogDir::PrepareAttempt(int restart_count, int local_world_size) const {
+  if (!enabled()) return;
+  const fs::path attempt = AttemptDir(restart_count);
+  fs::remove_all(attempt);
+  fs::create_directory(attempt);
+  for (int local_rank = 0; local_rank < local_world_size; ++local_rank) {
+    fs::create_directory(RankDir(restart_count, local_rank));
+  }
+}
+
+fs::path LogDir::AttemptDir(int restart_count) const {
+  if (!enabled()) return {};
+  return run_dir_ / ("attempt_" + std::to_string(restart_count));
+}
+
+fs::path LogDir::RankDir(int restart_count, int local_rank) const {
+  if (!enabled()) return {};
+  return AttemptDir(restart_count) / std::to_string(local_rank);
+}
+
+fs::path LogDir::StdoutLog(int restart_count, int local_rank) const {
+  if (!enabled()) return {};
+  return RankDir(restart_count, local_rank) / "stdout.log";
+}
+
+fs::path LogDir::StderrLog(int restart_count, int local_rank) const {
+  if (!enabled()) return {};
+  return RankDir(restart_count, local_rank) / "stderr.log";
+}
+
+fs::path LogDir::ErrorFile(int restart_count, int local_rank) const {
+  if (!enabled()) return {};
+  return RankDir(restart_count, local_rank) / "error.json";
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,43 @@
+#pragma once
+// How this agent takes part in a multi-host job (--nnodes with MAX > 1), derived from the
+// options: which rendezvous, where the store is, whether this agent hosts it, and the
+// --rdzv-conf settings (torchrun's keys and defaults). Pure apart from `is_local_address`.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "launcher/cli/options.h"
+#include "rendezvous/job_channel.h"
+#include "rendezvous/rendezvous.h"
+
+namespace cpplaunch {
+
+struct MultiHostPlan {
+  bool dynamic = false;     // c10d (or --standalone) rather than static
+  std::string run_id;
+  std::string store_host;   // as the user wrote it (master addr or endpoint host)
+  int store_port = 0;
+  bool host_store = false;  // this agent starts the store server
+  bool host_forced = false; // is_host given: failing to bind is an error, not "be a client"
+  RendezvousSettings rendezvous;
+  JobChannel::Settings channel;
+  std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};
+  std::chrono::milliseconds depart_linger{std::chrono::seconds(10)};
+};
+
+// True when `host` (numeric or a name) is an address of one of this host's interfaces.
+using LocalAddressTest = std::function<bool(const std::string& host)>;
+
+// `hostname` and `pid` identify this agent in messages and node ids. Returns nullopt with
+// *error for a malformed --rdzv-conf value or endpoint (torchrun: exit 1).
+std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& options,
+                                           const std::string& hostname, int pid,
+                                           const LocalAddressTest& is_local_address,
+                                           std::string* error);
+
+// The real test: resolves `host` numerically (getaddrinfo) and compares with getifaddrs().
+bool IsLocalAddress(const std::string& host);
+
+}  // namespace cpplaunch

@@ -1,0 +1,112 @@
+#include "launcher/cli/option_table.h"
+
+#include <array>
+#include <cctype>
+
+namespace cpplaunch {
+namespace {
+
+using K = ValueKind;
+using O = OptionId;
+
+constexpr std::array kTable = {
+    OptionSpec{O::kHelp, "--help", "", "-h", K::kHelp, "", false, "",
+               "show this help message and exit"},
+    OptionSpec{O::kNnodes, "--nnodes", "", "", K::kString, "", true, "1:1",
+               "number of nodes N, or a range MIN:MAX"},
+    OptionSpec{O::kNprocPerNode, "--nproc-per-node", "--nproc_per_node", "", K::kString, "",
+               true, "1", "workers per node: an integer, cpu, gpu or auto"},
+    OptionSpec{O::kRdzvBackend, "--rdzv-backend", "--rdzv_backend", "", K::kString, "", true,
+               "static", "rendezvous backend (static or c10d)"},
+    OptionSpec{O::kRdzvEndpoint, "--rdzv-endpoint", "--rdzv_endpoint", "", K::kString, "",
+               true, "", "rendezvous endpoint, host[:port]"},
+    OptionSpec{O::kRdzvId, "--rdzv-id", "--rdzv_id", "", K::kString, "", true, "none",
+               "user-defined job id (TORCHELASTIC_RUN_ID)"},
+    OptionSpec{O::kRdzvConf, "--rdzv-conf", "--rdzv_conf", "", K::kString, "", true, "",
+               "extra rendezvous settings, k1=v1,k2=v2"},
+    OptionSpec{O::kStandalone, "--standalone", "", "", K::kFlag, "", true, "off",
+               "one node: a free port and a fresh run id"},
+    OptionSpec{O::kMaxRestarts, "--max-restarts", "--max_restarts", "", K::kInt, "", true, "0",
+               "restarts after a failure before giving up"},
+    OptionSpec{O::kMonitorInterval, "--monitor-interval", "--monitor_interval", "", K::kFloat,
+               "", true, "0.1", "seconds between checks of the workers' state"},
+    OptionSpec{O::kStartMethod, "--start-method", "--start_method", "", K::kString,
+               "spawn,fork,forkserver", true, "spawn",
+               "accepted; no effect on script launches"},
+    OptionSpec{O::kEventLogHandler, "--event-log-handler", "--event_log_handler", "",
+               K::kString, "", true, "null", "event handler; only null (others refused)"},
+    OptionSpec{O::kRole, "--role", "", "", K::kString, "", true, "default",
+               "role of the workers (ROLE_NAME, prefix)"},
+    OptionSpec{O::kModule, "--module", "", "-m", K::kFlag, "", true, "off",
+               "run the script as a module, like python -m"},
+    OptionSpec{O::kNoPython, "--no-python", "--no_python", "", K::kFlag, "", true, "off",
+               "run the script itself, not through python"},
+    OptionSpec{O::kRunPath, "--run-path", "--run_path", "", K::kFlag, "", true, "off",
+               "run the script with runpy.run_path"},
+    OptionSpec{O::kLogDir, "--log-dir", "--log_dir", "", K::kString, "", true,
+               "a new temporary directory", "base directory for log files (/dev/null: none)"},
+    OptionSpec{O::kRedirects, "--redirects", "", "-r", K::kString, "", true, "0",
+               "streams to files only: 0-3 (1 out 2 err), lr:v"},
+    OptionSpec{O::kTee, "--tee", "", "-t", K::kString, "", true, "0",
+               "streams to files and console (format as -r)"},
+    OptionSpec{O::kLocalRanksFilter, "--local-ranks-filter", "--local_ranks_filter", "",
+               K::kString, "", true, "",
+               "local ranks shown on the console: 0,1,..."},
+    OptionSpec{O::kDuplicateStdoutFilters, "--duplicate-stdout-filters",
+               "--duplicate_stdout_filters", "", K::kString, "", true, "none",
+               "not supported yet (refused)"},
+    OptionSpec{O::kDuplicateStderrFilters, "--duplicate-stderr-filters",
+               "--duplicate_stderr_filters", "", K::kString, "", true, "none",
+               "not supported yet (refused)"},
+    OptionSpec{O::kNodeRank, "--node-rank", "--node_rank", "", K::kInt, "", true, "0",
+               "rank of this node (static rendezvous)"},
+    OptionSpec{O::kMasterAddr, "--master-addr", "--master_addr", "", K::kString, "", true,
+               "127.0.0.1", "address of the rank-0 node (static rendezvous)"},
+    OptionSpec{O::kMasterPort, "--master-port", "--master_port", "", K::kInt, "", true,
+               "29500", "store port on the rank-0 node; 0 = free port"},
+    OptionSpec{O::kLocalAddr, "--local-addr", "--local_addr", "", K::kString, "", true,
+               "this host's FQDN", "address this node advertises"},
+    OptionSpec{O::kLogsSpecs, "--logs-specs", "--logs_specs", "", K::kString, "", false,
+               "default layout", "Python plugin; only default (others refused)"},
+    OptionSpec{O::kNumaBinding, "--numa-binding", "--numa_binding", "", K::kString,
+               "node,socket,exclusive,core-complex", false, "none",
+               "not supported (refused)"},
+    OptionSpec{O::kSignalsToHandle, "--signals-to-handle", "--signals_to_handle", "",
+               K::kString, "", true, "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+               "signals forwarded to the workers, A,B,..."},
+    OptionSpec{O::kShutdownTimeout, "--shutdown-timeout", "--shutdown_timeout", "", K::kInt,
+               "", true, "$TORCH_ELASTIC_SHUTDOWN_TIMEOUT, 30",
+               "seconds between the stop signal and SIGKILL"},
+    OptionSpec{O::kVirtualLocalRank, "--virtual-local-rank", "--virtual_local_rank", "",
+               K::kFlag, "", true, "off",
+               "LOCAL_RANK=0; CUDA_VISIBLE_DEVICES = its GPU"},
+};
+
+}  // namespace
+
+std::span<const OptionSpec> OptionTable() { return kTable; }
+
+const OptionSpec& SpecFor(OptionId id) {
+  for (const OptionSpec& spec : kTable) {
+    if (spec.id == id) return spec;
+  }
+  return kTable.front();  // unreachable: every id has a row
+}
+
+std::string EnvNameFor(const OptionSpec& spec) {
+  std::string name = "PET_";
+  for (char c : spec.name.substr(2)) {
+    name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return name;
+}
+
+std::string DisplayName(const OptionSpec& spec) {
+  std::string name;
+  if (!spec.short_name.empty()) name = std::string(spec.short_name) + "/";
+  name += spec.name;
+  if (!spec.alias.empty()) name += "/" + std::string(spec.alias);
+  return name;
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,112 @@
+#pragma once
+// torchrun's command line: every option of the newest torchrun in both spellings
+// (--nproc-per-node / --nproc_per_node), argparse's unique-prefix abbreviations, --opt=v
+// and --opt v, short -r/-t/-m (also -r3, -r=3, -mr3), PET_<DEST> environment defaults,
+// and the training script followed by its arguments, passed on untouched.
+//
+// Pure apart from the host probe: ParseOptions reads nothing from the process; the
+// environment comes in as a value, and the CPU/GPU counts needed for --nproc-per-node
+// cpu/gpu/auto come from a HostProbe (the two-argument overload uses the real host).
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "launcher/cli/rdzv_config.h"
+#include "launcher/cli/std_spec.h"
+#include "worker_env/env_map.h"
+
+namespace cpplaunch {
+
+// Where an option's value came from.
+enum class OptionSource { kDefault, kEnvironment, kCommandLine };
+
+struct LaunchOptions {
+  // --nnodes "N" or "MIN:MAX".
+  int min_nodes = 1;
+  int max_nodes = 1;
+  // --nproc-per-node resolved to a count (>= 1); the text as given for messages.
+  int nproc_per_node = 1;
+  std::string nproc_per_node_text = "1";
+
+  std::string rdzv_backend = "static";  // one of static, c10d, etcd, etcd-v2
+  std::string rdzv_endpoint;            // as given; "" = none
+  std::string rdzv_id = "none";
+  RdzvConfig rdzv_conf;                 // exactly what the user wrote (no launcher defaults)
+  bool standalone = false;              // not applied here: the agent picks c10d/port/uuid
+
+  int max_restarts = 0;                                      // >= 0
+  std::chrono::nanoseconds monitor_interval = std::chrono::milliseconds(100);  // > 0
+  std::string start_method = "spawn";   // spawn/fork/forkserver (from PET_: unchecked)
+  std::string event_log_handler = "null";
+  std::string role = "default";
+  bool module = false;                  // -m
+  bool no_python = false;
+  bool run_path = false;
+  std::optional<std::string> log_dir;   // nullopt = a new temp dir; "/dev/null" = no files
+  StdSpec redirects;                    // -r
+  StdSpec tee;                          // -t
+  std::optional<std::set<int>> local_ranks_filter;  // nullopt = every rank is shown
+  std::vector<std::string> duplicate_stdout_filters;
+  std::vector<std::string> duplicate_stderr_filters;
+
+  int node_rank = 0;                    // >= 0
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;              // 0..65535; 0 = pick a free port
+  std::optional<std::string> local_addr;
+  std::optional<std::string> logs_specs;    // torchrun plugin name; no PET_ variable
+  std::optional<std::string> numa_binding;  // node/socket/exclusive/core-complex; no PET_
+  std::string signals_to_handle_text = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";  // as given
+  std::vector<int> signals_to_handle;       // the recognised signals of that list
+  std::chrono::seconds shutdown_timeout{30};  // >= 0
+  bool virtual_local_rank = false;
+
+  std::string training_script;
+  std::vector<std::string> training_script_args;
+
+  // Canonical option name ("--nproc-per-node") -> source, for every option set on the
+  // command line or through PET_*. Lets the agent refuse an accepted-but-unsupported
+  // option by name instead of ignoring it.
+  std::map<std::string, OptionSource, std::less<>> sources;
+  bool IsSet(std::string_view canonical_name) const { return sources.count(canonical_name) != 0; }
+};
+
+enum class ParseStatus {
+  kOk,          // options is valid
+  kHelp,        // message holds the help text: print it to stdout, exit 0
+  kUsageError,  // argparse-class error: "cpplaunch: error: <message>" + hint, exit 2
+  kValueError,  // a value torchrun rejects after parsing (it dies with exit 1)
+};
+
+struct ParseResult {
+  ParseStatus status = ParseStatus::kOk;
+  LaunchOptions options;              // meaningful for kOk
+  std::string message;                // help text, or a one-line error
+  std::vector<std::string> warnings;  // print each to stderr (e.g. skipped signal names)
+
+  bool ok() const { return status == ParseStatus::kOk; }
+  // 0 for kOk and kHelp, 2 for kUsageError, 1 for kValueError.
+  int exit_code() const;
+};
+
+// Counts for --nproc-per-node cpu/gpu/auto; called only when needed.
+struct HostProbe {
+  std::function<int()> online_cpus;
+  std::function<int()> physical_gpus;  // before CUDA_VISIBLE_DEVICES is applied
+};
+HostProbe RealHostProbe();
+
+// argv without argv[0]; env is the agent's environment (PET_*, CUDA_VISIBLE_DEVICES,
+// TORCH_ELASTIC_SHUTDOWN_TIMEOUT are read from it).
+ParseResult ParseOptions(const std::vector<std::string>& argv, const EnvMap& env,
+                         const HostProbe& host);
+inline ParseResult ParseOptions(const std::vector<std::string>& argv, const EnvMap& env) {
+  return ParseOptions(argv, env, RealHostProbe());
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,83 @@
+#include "launcher/cli/signal_list.h"
+
+#include <algorithm>
+#include <array>
+#include <csignal>
+
+namespace cpplaunch {
+namespace {
+
+struct NamedSignal {
+  std::string_view name;
+  int number;
+};
+
+// The signal names Python's signal module defines on Linux (SIGRTMIN/SIGRTMAX aside).
+constexpr std::array<NamedSignal, 31> kSignals = {{
+    {"SIGHUP", SIGHUP},       {"SIGINT", SIGINT},       {"SIGQUIT", SIGQUIT},
+    {"SIGILL", SIGILL},       {"SIGTRAP", SIGTRAP},     {"SIGABRT", SIGABRT},
+    {"SIGIOT", SIGIOT},       {"SIGBUS", SIGBUS},       {"SIGFPE", SIGFPE},
+    {"SIGKILL", SIGKILL},     {"SIGUSR1", SIGUSR1},     {"SIGSEGV", SIGSEGV},
+    {"SIGUSR2", SIGUSR2},     {"SIGPIPE", SIGPIPE},     {"SIGALRM", SIGALRM},
+    {"SIGTERM", SIGTERM},     {"SIGSTKFLT", SIGSTKFLT}, {"SIGCHLD", SIGCHLD},
+    {"SIGCONT", SIGCONT},     {"SIGSTOP", SIGSTOP},     {"SIGTSTP", SIGTSTP},
+    {"SIGTTIN", SIGTTIN},     {"SIGTTOU", SIGTTOU},     {"SIGURG", SIGURG},
+    {"SIGXCPU", SIGXCPU},     {"SIGXFSZ", SIGXFSZ},     {"SIGVTALRM", SIGVTALRM},
+    {"SIGPROF", SIGPROF},     {"SIGWINCH", SIGWINCH},   {"SIGIO", SIGIO},
+    {"SIGPWR", SIGPWR},
+}};
+
+std::string_view Strip(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+int Lookup(std::string_view name) {
+  if (name == "SIGRTMIN") return SIGRTMIN;
+  if (name == "SIGRTMAX") return SIGRTMAX;
+  if (name == "SIGPOLL") return SIGPOLL;
+  if (name == "SIGSYS") return SIGSYS;
+  for (const NamedSignal& s : kSignals) {
+    if (s.name == name) return s.number;
+  }
+  return 0;
+}
+
+// Why a known signal cannot be handled by the agent, or "" when it can.
+std::string_view Unhandleable(int signo) {
+  if (signo == SIGKILL || signo == SIGSTOP) return "it cannot be caught";
+  if (signo == SIGCHLD) return "the agent needs it to see its workers exit";
+  return "";
+}
+
+void Add(std::string_view name, SignalList& list) {
+  const int signo = Lookup(name);
+  if (signo == 0) {
+    list.warnings.push_back("Failed to register signal handler for '" + std::string(name) +
+                            "': not a signal name; skipped");
+    return;
+  }
+  if (std::string_view why = Unhandleable(signo); !why.empty()) {
+    list.warnings.push_back("Not handling " + std::string(name) + ": " + std::string(why));
+    return;
+  }
+  if (std::find(list.signals.begin(), list.signals.end(), signo) == list.signals.end()) {
+    list.signals.push_back(signo);
+  }
+}
+
+}  // namespace
+
+SignalList ParseSignalList(std::string_view text) {
+  SignalList list;
+  while (true) {
+    const size_t comma = text.find(',');
+    Add(Strip(text.substr(0, comma)), list);
+    if (comma == std::string_view::npos) return list;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,49 @@
+#include "launcher/cli/std_spec.h"
+
+namespace cpplaunch {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsStdValue(char c) { return c >= '0' && c <= '3'; }
+
+// One "d:v" item of a map.
+bool ParseItem(std::string_view item, std::map<int, unsigned>* out) {
+  if (item.size() != 3 || !IsDigit(item[0]) || item[1] != ':' || !IsStdValue(item[2])) {
+    return false;
+  }
+  (*out)[item[0] - '0'] = static_cast<unsigned>(item[2] - '0');  // a repeated rank: last wins
+  return true;
+}
+
+bool ParseMap(std::string_view text, std::map<int, unsigned>* out) {
+  while (true) {
+    const size_t comma = text.find(',');
+    if (!ParseItem(text.substr(0, comma), out)) return false;
+    if (comma == std::string_view::npos) return true;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+std::optional<StdSpec> StdSpec::Parse(std::string_view text, std::string* error) {
+  StdSpec spec;
+  if (text.size() == 1 && IsStdValue(text[0])) {
+    spec.all_ = static_cast<unsigned>(text[0] - '0');
+    return spec;
+  }
+  if (!text.empty() && ParseMap(text, &spec.per_rank_)) {
+    spec.is_map_ = true;
+    return spec;
+  }
+  *error = std::string(text) + R"( does not match: <^[0-3]$> or <^(\d:[0123],)*(\d:[0123])$>)";
+  return std::nullopt;
+}
+
+unsigned StdSpec::bits_for(int local_rank) const {
+  if (!is_map_) return all_;
+  auto it = per_rank_.find(local_rank);
+  return it == per_rank_.end() ? 0 : it->second;
+}
+
+}  // namespace cpplaunch

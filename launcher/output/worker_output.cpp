@@ -1,0 +1,260 @@
+#include "launcher/output/worker_output.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <cerrno>
+#include <system_error>
+#include <utility>
+
+namespace cpplaunch {
+namespace {
+
+// Owns one descriptor until released.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      Reset();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() { Reset(); }
+  int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
+  void Reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+Fd OpenForWriting(const std::filesystem::path& path, bool truncate) {
+  const int flags = O_WRONLY | O_CLOEXEC | (truncate ? O_CREAT | O_TRUNC : 0);
+  const int fd = ::open(path.c_str(), flags, 0666);
+  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path.string());
+  return Fd(fd);
+}
+
+struct Pipe {
+  Fd read_end;
+  Fd write_end;
+};
+
+Pipe MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  // A bigger pipe means fewer wake-ups for a chatty worker. Refused above
+  // /proc/sys/fs/pipe-max-size or the per-user quota: the default 64 KiB works too.
+  (void)::fcntl(fds[1], F_SETPIPE_SZ, WorkerOutput::kPipeCapacity);
+  return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+// Appends raw bytes to a log file. A full disk must not stop the console copy: on an error
+// the file is closed and the rest of the stream only goes to the console.
+void WriteToFile(Fd& file, std::string_view bytes) {
+  while (file.get() >= 0 && !bytes.empty()) {
+    const ssize_t n = ::write(file.get(), bytes.data(), bytes.size());
+    if (n >= 0) {
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    } else if (errno != EINTR) {
+      file.Reset();
+    }
+  }
+}
+
+}  // namespace
+
+// One tee'd stream: pipe -> (raw) log file + (prefixed) console.
+class WorkerOutput::Stream {
+ public:
+  Stream(WorkerOutput& owner, Fd pipe, Fd file, ConsoleWriter& console, std::string prefix)
+      : owner_(owner),
+        pipe_(owner.io_, pipe.Release()),
+        file_(std::move(file)),
+        console_(console),
+        prefixer_(std::move(prefix)),
+        buffer_(new char[kReadChunk]) {}
+
+  bool done() const { return done_; }
+
+  void Read() {
+    if (done_) return;
+    pipe_.async_read_some(
+        boost::asio::buffer(buffer_.get(), kReadChunk),
+        [this, alive = std::weak_ptr<int>(owner_.alive_)](boost::system::error_code ec,
+                                                          std::size_t n) {
+          if (alive.expired() || done_) return;
+          Consume(n);
+          if (ec) {
+            Finish();
+          } else if (console_.congested()) {
+            console_.WhenUncongested([this, alive] {
+              if (!alive.expired()) Read();
+            });
+          } else {
+            Read();
+          }
+        });
+  }
+
+  // Gives up waiting for EOF: takes whatever the pipe holds right now, then finishes.
+  void Stop() {
+    if (done_) return;
+    boost::system::error_code ec;
+    pipe_.cancel(ec);
+    pipe_.non_blocking(true, ec);
+    for (std::size_t total = 0; !ec && total < kMaxBytesAtStop;) {
+      const std::size_t n = pipe_.read_some(boost::asio::buffer(buffer_.get(), kReadChunk), ec);
+      Consume(n);
+      total += n;
+    }
+    Finish();
+  }
+
+ private:
+  // Bounds Stop(): a writer that keeps writing after the deadline cannot keep the agent here.
+  static constexpr std::size_t kMaxBytesAtStop = std::size_t{16} << 20;
+
+  void Consume(std::size_t n) {
+    if (n == 0) return;
+    owner_.bytes_read_ += n;
+    const std::string_view bytes(buffer_.get(), n);
+    WriteToFile(file_, bytes);
+    prefixer_.Feed(bytes, lines_);
+    WriteLines();
+  }
+
+  void WriteLines() {
+    if (lines_.empty()) return;
+    console_.Write(lines_);
+    lines_.clear();
+  }
+
+  void Finish() {
+    prefixer_.Flush(lines_);
+    WriteLines();
+    boost::system::error_code ignored;
+    pipe_.close(ignored);
+    file_.Reset();
+    done_ = true;
+    owner_.OnStreamDone();
+  }
+
+  WorkerOutput& owner_;
+  boost::asio::posix::stream_descriptor pipe_;
+  Fd file_;
+  ConsoleWriter& console_;
+  LinePrefixer prefixer_;
+  std::unique_ptr<char[]> buffer_;
+  std::string lines_;  // reused output buffer: no allocation per chunk in the steady state
+  bool done_ = false;
+};
+
+StreamRoute ResolveStreamRoute(bool redirect, bool tee, bool shown, bool files_enabled) {
+  if (tee) {
+    if (!shown) return files_enabled ? StreamRoute::kFile : StreamRoute::kDiscard;
+    return StreamRoute::kTee;
+  }
+  if (redirect) return files_enabled ? StreamRoute::kFile : StreamRoute::kDiscard;
+  return shown ? StreamRoute::kInherit : StreamRoute::kDiscard;
+}
+
+WorkerOutput::WorkerOutput(boost::asio::io_context& io, ConsoleWriter& out, ConsoleWriter& err)
+    : io_(io), out_(out), err_(err), drain_timer_(io) {}
+
+WorkerOutput::~WorkerOutput() {
+  alive_.reset();
+  for (int fd : child_fds_) ::close(fd);
+}
+
+ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
+  // Everything is built first and committed at the end, so a failure leaks nothing.
+  std::vector<Fd> child_ends;
+  std::vector<std::unique_ptr<Stream>> new_streams;
+  auto open_one = [&](StreamRoute route, const std::filesystem::path& log,
+                      ConsoleWriter& console) -> int {
+    switch (route) {
+      case StreamRoute::kInherit:
+        return -1;
+      case StreamRoute::kDiscard:
+        child_ends.push_back(OpenForWriting("/dev/null", false));
+        break;
+      case StreamRoute::kFile:
+        child_ends.push_back(OpenForWriting(log, true));
+        break;
+      case StreamRoute::kTee: {
+        Pipe pipe = MakePipe();
+        Fd file = log.empty() ? Fd() : OpenForWriting(log, true);
+        new_streams.push_back(std::make_unique<Stream>(*this, std::move(pipe.read_end),
+                                                       std::move(file), console, streams.prefix));
+        child_ends.push_back(std::move(pipe.write_end));
+        break;
+      }
+    }
+    return child_ends.back().get();
+  };
+  ChildStdio stdio;
+  stdio.stdout_fd = open_one(streams.stdout_route, streams.stdout_log, out_);
+  stdio.stderr_fd = open_one(streams.stderr_route, streams.stderr_log, err_);
+  for (Fd& fd : child_ends) child_fds_.push_back(fd.Release());
+  for (auto& stream : new_streams) streams_.push_back(std::move(stream));
+  return stdio;
+}
+
+void WorkerOutput::Start() {
+  if (started_) return;
+  started_ = true;
+  // The write ends now live in the children: only they keep the pipes open, so EOF means
+  // "every process holding it is gone".
+  for (int fd : child_fds_) ::close(fd);
+  child_fds_.clear();
+  for (auto& stream : streams_) stream->Read();
+}
+
+void WorkerOutput::Drain(std::chrono::milliseconds grace, std::function<void()> drained) {
+  if (draining_) return;
+  Start();
+  draining_ = true;
+  drained_ = std::move(drained);
+  drain_start_ = std::chrono::steady_clock::now();
+  drain_deadline_ = drain_start_ + grace;
+  drain_timer_.expires_at(drain_deadline_);
+  drain_timer_.async_wait([this, alive = std::weak_ptr<int>(alive_)](boost::system::error_code ec) {
+    if (alive.expired() || ec == boost::asio::error::operation_aborted) return;
+    for (auto& stream : streams_) stream->Stop();
+  });
+  MaybeFinishDrain();
+}
+
+void WorkerOutput::OnStreamDone() {
+  if (draining_) MaybeFinishDrain();
+}
+
+void WorkerOutput::MaybeFinishDrain() {
+  if (flushing_) return;
+  for (const auto& stream : streams_) {
+    if (!stream->done()) return;
+  }
+  flushing_ = true;
+  drain_timer_.cancel();
+  // The consoles get as long again as the pipes had: bounded even if nobody reads them.
+  const auto flush_deadline = drain_deadline_ + (drain_deadline_ - drain_start_);
+  auto pending = std::make_shared<int>(2);
+  auto one_done = [this, pending, alive = std::weak_ptr<int>(alive_)] {
+    if (alive.expired() || --*pending > 0) return;
+    boost::asio::post(io_, std::exchange(drained_, {}));
+  };
+  out_.Flush(flush_deadline, one_done);
+  err_.Flush(flush_deadline, one_done);
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,117 @@
+#pragma once
+// Where each worker's stdout and stderr go: inherited, a log file, /dev/null, or a pipe that the
+// agent reads on its io_context, copying the raw bytes to the log file and prefixed whole lines
+// ("[default0]:...") to its own stdout (for stdout) or stderr (for stderr). Built on pipes, not
+// by tailing files: a line reaches the console as soon as the worker writes it.
+
+#include "launcher/output/console_writer.h"
+#include "launcher/output/line_prefixer.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cpplaunch {
+
+enum class StreamRoute {
+  kInherit,  // the child inherits the agent's stream; nothing is copied (the default)
+  kDiscard,  // /dev/null: a stream not redirected, of a rank hidden by --local-ranks-filter
+  kFile,     // the child writes the log file directly (redirect; or tee of a hidden rank)
+  kTee,      // a pipe: the agent writes the raw bytes to the log file (if any) and prefixed
+             // lines to the console
+};
+
+// Pure. torchrun's rules (DefaultLogsSpecs.reify): tee implies redirect; a rank not listed in
+// --local-ranks-filter (shown == false) keeps its files but reaches no console, so its tee'd
+// streams become file-only and its un-redirected streams go to /dev/null.
+// With files disabled (--log-dir /dev/null) cpplaunch keeps the user's intent rather than
+// newest torchrun's accident (which prints everything unprefixed): tee -> prefixed console
+// lines without a file, redirect -> /dev/null.
+StreamRoute ResolveStreamRoute(bool redirect, bool tee, bool shown, bool files_enabled);
+
+// One worker's output configuration.
+struct WorkerStreams {
+  int local_rank = 0;
+  std::string prefix;  // console line prefix for kTee, e.g. FormatLinePrefix(...) = "[default0]:"
+  StreamRoute stdout_route = StreamRoute::kInherit;
+  StreamRoute stderr_route = StreamRoute::kInherit;
+  // Used by kFile (required) and kTee (empty = console only). Truncated when opened.
+  std::filesystem::path stdout_log;
+  std::filesystem::path stderr_log;
+};
+
+// The descriptors a child must see as its fd 1 and 2 (ProcessSpec::stdout_fd / stderr_fd);
+// -1 = inherit the agent's. They are O_CLOEXEC and owned by WorkerOutput: the spawner dup2()s
+// them in the child and never closes them.
+struct ChildStdio {
+  int stdout_fd = -1;
+  int stderr_fd = -1;
+};
+
+// One attempt's worth of worker output (make a new one per (re)start of the worker group).
+// All methods and callbacks: the io_context's thread; no threads of its own.
+class WorkerOutput {
+ public:
+  static constexpr std::size_t kReadChunk = std::size_t{256} << 10;
+  // Requested pipe capacity (F_SETPIPE_SZ; failures are ignored).
+  static constexpr int kPipeCapacity = 1 << 20;
+  // How long Drain waits for EOF after the worker group has been reaped.
+  static constexpr std::chrono::milliseconds kDefaultDrainGrace{2000};
+
+  // `out` and `err` (the agent's stdout and stderr writers) must outlive this object.
+  WorkerOutput(boost::asio::io_context& io, ConsoleWriter& out, ConsoleWriter& err);
+  // Closes every descriptor and cancels pending reads: no callback runs afterwards.
+  ~WorkerOutput();
+  WorkerOutput(const WorkerOutput&) = delete;
+  WorkerOutput& operator=(const WorkerOutput&) = delete;
+
+  // Opens the log files, /dev/null and pipes one worker needs (all O_CLOEXEC) and returns the
+  // fds to give its ProcessSpec. Call once per worker before spawning it. Throws
+  // std::system_error (e.g. the log file cannot be created).
+  ChildStdio Open(const WorkerStreams& streams);
+
+  // Closes the agent's copies of the child-side descriptors of every opened worker and starts
+  // reading the pipes. Call once, after every worker was spawned (or failed to spawn). Until
+  // then a pipe can never reach EOF.
+  void Start();
+
+  // Calls `drained` once (posted, on the loop thread) when every pipe has reached EOF, every
+  // partial last line has been written and the console writers have flushed. If some process
+  // still holds a pipe's write end (a grandchild that escaped the process-group kill), reading
+  // stops `grace` after this call, what was read is still written, and `drained` fires anyway;
+  // the console flush is bounded by the same deadline. Call after the worker group is reaped.
+  void Drain(std::chrono::milliseconds grace, std::function<void()> drained);
+
+  // Bytes read from the workers' pipes so far (tests, metrics).
+  std::uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  class Stream;
+  void OnStreamDone();
+  void MaybeFinishDrain();
+
+  boost::asio::io_context& io_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // handlers hold a weak_ptr to it
+  ConsoleWriter& out_;
+  ConsoleWriter& err_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<int> child_fds_;  // the agent's copies of child-side fds, closed by Start()
+  boost::asio::steady_timer drain_timer_;
+  std::function<void()> drained_;
+  std::chrono::steady_clock::time_point drain_start_;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  bool started_ = false;
+  bool draining_ = false;
+  bool flushing_ = false;
+  std::uint64_t bytes_read_ = 0;
+};
+
+}  // namespace cpplaunch

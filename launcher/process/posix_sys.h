@@ -1,0 +1,130 @@
+#pragma once
+// The launcher's system calls for processes: fork/exec, pidfd, wait, kill, prctl, close_range
+// and the sentinel's body. Nothing else in launcher/ forks, waits, kills or reads errno for
+// processes. Thin, stateless wrappers; the policy lives in the callers.
+//
+// Errors: functions documented as throwing raise std::system_error(errno, ..., "<call>: ...");
+// the others return a value the caller must inspect.
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/process/worker_exit.h"
+
+namespace cpplaunch::posix {
+
+[[noreturn]] void ThrowSystemError(const std::string& what);  // uses the current errno
+
+// Everything the child needs between fork and exec, prepared in the parent so that the child
+// allocates nothing (only async-signal-safe calls run after fork).
+struct ChildPlan {
+  std::vector<std::string> exec_paths;  // candidates tried in order, as execvp does
+  std::vector<char*> argv;              // null-terminated
+  std::vector<char*> envp;              // null-terminated
+  const char* cwd = nullptr;            // null = keep the agent's
+  int stdout_fd = -1;                   // -1 = inherit
+  int stderr_fd = -1;
+  int cgroup_procs_fd = -1;             // -1 = no cgroup to join
+  // The job cgroup's directory (O_PATH). When set, the child is born inside the cgroup by
+  // clone3(CLONE_INTO_CGROUP) instead of being vforked and migrating there through
+  // cgroup_procs_fd: no migration, and the agent is not suspended until each child execs.
+  int cgroup_dir_fd = -1;
+  std::string error_prefix;             // "cpplaunch: cannot execute 'prog' (local rank 3)"
+};
+
+// clone3(CLONE_INTO_CGROUP) works for `cgroup_dir_fd`: a child created inside the cgroup exits at
+// once and is reaped. nullopt when the kernel lacks clone3 or CLONE_INTO_CGROUP (Linux < 5.7),
+// false when the cgroup refuses it (permissions, delegation). Call before any worker exists.
+std::optional<bool> ProbeCloneIntoCgroup(int cgroup_dir_fd);
+
+// Creates a child inside the job cgroup (clone3, else vfork and a cgroup.procs write), which
+// calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets
+// signal dispositions and mask, installs fds 1/2, closes every fd >= 3 and execs. On failure the
+// child writes "<error_prefix>: <errno text>" to the agent's stderr and exits 127 (not found)
+// or 126. Returns the child's pid; throws if fork fails.
+pid_t SpawnChild(const ChildPlan& plan);
+
+// The exec candidates for `program`: itself when it contains '/', else each PATH entry joined
+// with it ("" = current directory). `path_value` null means PATH is unset (glibc's default
+// "/bin:/usr/bin" is used). Pure.
+std::vector<std::string> ExecCandidates(const std::string& program, const char* path_value);
+
+// pidfd_open(2) via syscall; returns -1 (errno set) when unsupported or the pid is gone.
+int PidfdOpen(pid_t pid);
+
+// Reaps the child behind `pidfd` if it has exited (waitid(P_PIDFD, WNOHANG)). nullopt when it
+// is still running or was already reaped elsewhere (ECHILD).
+std::optional<WorkerExit> TryReapPidfd(int pidfd);
+
+struct Reaped {
+  pid_t pid;
+  WorkerExit exit;
+};
+// Reaps any one exited child (waitpid(-1, WNOHANG)); nullopt when none is waiting.
+std::optional<Reaped> TryReapAny();
+
+// kill(-pgid, signo) and kill(pid, signo); false when no such process (group) exists.
+bool KillGroup(pid_t pgid, int signo);
+bool KillProcess(pid_t pid, int signo);
+// True when process `pid` exists (kill(pid, 0)).
+bool ProcessExists(pid_t pid);
+// True when some process is in process group `pgid` (kill(-pgid, 0)).
+bool GroupExists(pid_t pgid);
+// getpgid(pid); -1 when the process is gone.
+pid_t ProcessGroupOf(pid_t pid);
+
+// PR_SET_CHILD_SUBREAPER: orphaned descendants are reparented to this process. Throws.
+void BecomeSubreaper();
+
+// Current children of this process (all threads), from /proc/self/task/*/children. Empty when
+// the kernel lacks CONFIG_PROC_CHILDREN.
+std::vector<pid_t> ChildrenOfSelf();
+
+// Re-installs the current handler of `signo` with SA_RESTART added (boost::asio's signal_set
+// installs its handler without it, which would make unrelated blocking calls fail with EINTR).
+void AddRestartFlag(int signo);
+
+// Waits up to `timeout_ms` for the child `pid` to exit, then reaps it if it is still ours.
+// With a pidfd (>= 0) the wait and the reaping address exactly that process even if someone
+// else reaped it and its pid was reused; without one (-1) the pid is used.
+// Returns true when it exited (or was already reaped elsewhere).
+bool WaitChildExit(pid_t pid, int pidfd, int timeout_ms);
+// Sends `signo` through the pidfd when there is one (never hits a reused pid), else by pid.
+bool SignalChild(pid_t pid, int pidfd, int signo);
+
+// --- JobSentinel support -------------------------------------------------------------------
+
+// One message from the agent to the sentinel over the SOCK_SEQPACKET pair.
+struct SentinelMessage {
+  char op;      // kSentinelWatch, kSentinelForget, kSentinelQuit
+  pid_t value;  // a process group id
+};
+constexpr char kSentinelWatch = 'W';
+constexpr char kSentinelForget = 'F';
+constexpr char kSentinelQuit = 'Q';
+
+// Resources the sentinel keeps; every other descriptor is closed in it.
+struct SentinelPlan {
+  int socket_fd = -1;        // its end of the pair
+  int cgroup_kill_fd = -1;   // <job cgroup>/cgroup.kill opened for writing, or -1
+  int cgroup_events_fd = -1; // <job cgroup>/cgroup.events, or -1
+  const char* cgroup_dir = nullptr;  // removed when empty; null without a cgroup
+  pid_t agent_pid = 0;
+};
+// Forks the sentinel process, which runs until its socket reads EOF or kSentinelQuit, then kills
+// every watched process group (and the cgroup), removes the cgroup and exits. Throws.
+pid_t SpawnSentinel(const SentinelPlan& plan);
+
+// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). Throws.
+void SeqpacketPair(int fds[2]);
+// Sends one message without blocking and without SIGPIPE; false if the peer is gone or full.
+bool SendSentinelMessage(int fd, const SentinelMessage& message);
+
+// Writes `text` to the file `path` (cgroup control files). false with errno set on failure.
+bool WriteFile(const std::string& path, const std::string& text);
+void CloseFd(int fd);  // ignores -1
+
+}  // namespace cpplaunch::posix

@@ -1,0 +1,414 @@
+#include "rendezvous/store/async_store_client.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "rendezvous/store/wire_format.h"
+
+namespace cpplaunch {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+namespace {
+
+constexpr auto kFirstRetryPause = std::chrono::milliseconds(50);
+constexpr auto kLongestRetryPause = std::chrono::milliseconds(1000);
+// A timeout this long means "no timeout": the wait ends when the key appears or on Close().
+constexpr auto kForever = std::chrono::hours(24 * 365);
+
+std::string HostPort(const std::string& host, int port) {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+std::string Seconds(std::chrono::steady_clock::duration duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s",
+                std::chrono::duration<double>(duration).count());
+  return text;
+}
+
+std::string Describe(const Request& request) {
+  std::string text = CommandName(request.command);
+  if (!request.keys.empty()) {
+    text += " '" + request.keys.front() + "'";
+    if (request.keys.size() > 1) text += " (+" + std::to_string(request.keys.size() - 1) + " keys)";
+  }
+  return text;
+}
+
+// Requests are built outside the coroutines: GCC 12 mis-compiles braced initializer lists
+// inside co_await expressions ("array used as initializer").
+Request MakeRequest(Command command, std::vector<std::string> keys = {},
+                    std::vector<Bytes> values = {}) {
+  Request request;
+  request.command = command;
+  request.keys = std::move(keys);
+  request.values = std::move(values);
+  return request;
+}
+
+Request KeyRequest(Command command, std::string key) {
+  Request request;
+  request.command = command;
+  request.keys.push_back(std::move(key));
+  return request;
+}
+
+Request KeyValueRequest(Command command, std::string key, Bytes value) {
+  Request request = KeyRequest(command, std::move(key));
+  request.values.push_back(std::move(value));
+  return request;
+}
+
+}  // namespace
+
+struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
+  Impl(asio::any_io_executor executor, Options opts)
+      : socket(executor), timer(executor), options(opts) {}
+
+  tcp::socket socket;
+  asio::steady_timer timer;  // the deadline of the current operation
+  Options options;
+  std::string peer;
+  std::string input;  // bytes received and not yet decoded
+  std::array<char, 4096> read_buffer{};
+  ReplyDecoder decoder;
+  bool busy = false;
+  bool open = false;
+  bool timed_out = false;
+  bool cancelled = false;  // Close() was called: Connect stops retrying
+  uint64_t generation = 0;  // tells a stale timer expiry from the current one
+  std::string closed_reason = "not connected";
+
+  // Marks the client busy for one operation; throws if it already is or is closed.
+  class Turn {
+   public:
+    explicit Turn(Impl& impl, const char* what) : impl_(impl) {
+      if (impl.busy) {
+        throw std::logic_error(std::string("AsyncStoreClient: ") + what +
+                               " while another operation is pending");
+      }
+      impl.busy = true;
+    }
+    ~Turn() { impl_.busy = false; }
+    Turn(const Turn&) = delete;
+    Turn& operator=(const Turn&) = delete;
+
+   private:
+    Impl& impl_;
+  };
+
+  void CloseWith(std::string reason) {
+    if (open) closed_reason = std::move(reason);
+    open = false;
+    error_code ignored;
+    socket.cancel(ignored);
+    socket.close(ignored);
+    timer.cancel();
+  }
+
+  // Arms the deadline of the current operation: on expiry the socket's operations are cancelled
+  // and the operation reports a timeout.
+  void ArmDeadline(std::chrono::steady_clock::duration after) {
+    timed_out = false;
+    uint64_t mine = ++generation;
+    timer.expires_after(after);
+    timer.async_wait([self = shared_from_this(), mine](error_code ec) {
+      if (ec || mine != self->generation) return;
+      self->timed_out = true;
+      error_code ignored;
+      self->socket.cancel(ignored);
+    });
+  }
+  void Disarm() {
+    ++generation;
+    timer.cancel();
+  }
+
+  [[noreturn]] void Fail(const std::string& what, error_code ec) {
+    if (timed_out) {
+      std::string message = what + ": no answer from the store at " + peer + " within " +
+                            Seconds(options.operation_timeout);
+      CloseWith(message);
+      throw StoreTimeout(message);
+    }
+    std::string reason = !open                      ? closed_reason
+                         : ec == asio::error::eof ? "the store closed the connection"
+                                                    : ec.message();
+    std::string message = what + " failed on the store at " + peer + ": " + reason;
+    CloseWith(reason);
+    throw StoreError(message);
+  }
+
+  void RequireOpen(const std::string& what) {
+    if (!open) throw StoreError(what + " failed on the store at " + peer + ": " + closed_reason);
+  }
+
+  Task<void> WriteAll(const std::string& bytes, const std::string& what) {
+    error_code ec;
+    co_await asio::async_write(socket, asio::buffer(bytes),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) Fail(what, ec);
+  }
+
+  Task<Reply> ReadReply(ReplyShape shape, uint64_t count, const std::string& what) {
+    decoder.Expect(shape, count);
+    for (;;) {
+      if (!input.empty() || shape == ReplyShape::kNone) {
+        DecodeResult result = decoder.Feed(input);
+        input.erase(0, result.consumed);
+        if (result.status == DecodeStatus::kRequest) co_return std::move(decoder.reply());
+        if (result.status == DecodeStatus::kMalformed) {
+          CloseWith("malformed reply: " + decoder.error());
+          throw StoreError(what + ": malformed reply from the store at " + peer + ": " +
+                           decoder.error());
+        }
+      }
+      error_code ec;
+      size_t n = co_await socket.async_read_some(asio::buffer(read_buffer),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) Fail(what, ec);
+      input.append(read_buffer.data(), n);
+    }
+  }
+
+  // Sends one request and reads its reply under the operation timeout.
+  Task<Reply> RoundTrip(Request request, uint64_t count = 0) {
+    std::string what = Describe(request);
+    Turn turn(*this, what.c_str());
+    RequireOpen(what);
+    std::string bytes;
+    if (!EncodeRequest(Dialect::kModern, request, &bytes)) {
+      throw StoreError(what + ": not encodable in the modern dialect");
+    }
+    ArmDeadline(options.operation_timeout);
+    co_await WriteAll(bytes, what);
+    Reply reply = co_await ReadReply(ReplyShapeOf(request.command), count, what);
+    Disarm();
+    co_return reply;
+  }
+
+  // One TCP connection attempt to one address, bounded by `limit`. Returns "" or the reason.
+  Task<std::string> TryConnect(const tcp::endpoint& endpoint, std::chrono::steady_clock::duration limit) {
+    error_code ignored;
+    socket.close(ignored);
+    ArmDeadline(limit);
+    error_code ec;
+    co_await socket.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, ec));
+    Disarm();
+    if (timed_out) co_return "no answer to the connection request within " + Seconds(limit) +
+                             " (host down, or a firewall dropping packets?)";
+    if (ec) co_return ec.message();
+    socket.set_option(tcp::no_delay(true), ignored);
+    co_return "";
+  }
+
+  // VALIDATE + PING: proves the peer is a TCPStore speaking the modern dialect.
+  Task<void> Handshake() {
+    Request validate = MakeRequest(Command::kValidate);
+    validate.u32 = kValidateMagic;
+    Request ping = MakeRequest(Command::kPing);
+    ping.u32 = static_cast<uint32_t>(::getpid());
+    std::string bytes;
+    EncodeRequest(Dialect::kModern, validate, &bytes);
+    EncodeRequest(Dialect::kModern, ping, &bytes);
+    const std::string what = "handshake";
+    ArmDeadline(options.operation_timeout);
+    co_await WriteAll(bytes, what);
+    Reply reply = co_await ReadReply(ReplyShape::kU32, 0, what);
+    Disarm();
+    if (reply.u32 != ping.u32) {
+      CloseWith("not a TCPStore");
+      throw StoreError("the service at " + peer +
+                       " answered the store handshake wrongly: is it a cpplaunch or PyTorch "
+                       "(>= 2.5) TCPStore?");
+    }
+  }
+};
+
+AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor)
+    : AsyncStoreClient(std::move(executor), Options{}) {}
+
+AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor, Options options)
+    : impl_(std::make_shared<Impl>(std::move(executor), options)) {}
+
+AsyncStoreClient::~AsyncStoreClient() {
+  impl_->cancelled = true;
+  impl_->CloseWith("client destroyed");
+}
+
+void AsyncStoreClient::Close() {
+  impl_->cancelled = true;
+  impl_->CloseWith("the client was closed");
+}
+bool AsyncStoreClient::cancelled() const { return impl_->cancelled; }
+bool AsyncStoreClient::connected() const { return impl_->open; }
+const std::string& AsyncStoreClient::peer() const { return impl_->peer; }
+
+std::string AsyncStoreClient::local_address() const {
+  error_code ec;
+  auto endpoint = impl_->socket.local_endpoint(ec);
+  if (ec) return "";
+  auto address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.to_string();
+}
+
+AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int port,
+                                                      Clock::time_point deadline) {
+  auto impl = impl_;
+  Impl::Turn turn(*impl, "connect");
+  if (impl->cancelled) throw StoreError("connect: the client was closed");
+  impl->peer = HostPort(host, port);
+  impl->input.clear();
+  const auto started = Clock::now();
+  auto pause = std::chrono::duration_cast<Clock::duration>(kFirstRetryPause);
+  tcp::resolver resolver(impl->socket.get_executor());
+  std::string last_error = "no attempt was made";
+  for (;;) {
+    error_code ec;
+    auto results = co_await resolver.async_resolve(
+        host, std::to_string(port), asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      last_error = "cannot resolve '" + host + "': " + ec.message();
+    } else {
+      for (const auto& entry : results) {
+        auto left = deadline - Clock::now();
+        auto limit = std::min<Clock::duration>(std::max<Clock::duration>(left, kFirstRetryPause),
+                                               impl->options.operation_timeout);
+        std::string reason = co_await impl->TryConnect(entry.endpoint(), limit);
+        if (impl->cancelled) break;
+        if (reason.empty()) {
+          impl->open = true;
+          co_await impl->Handshake();
+          co_return;
+        }
+        last_error = reason;
+      }
+    }
+    auto now = Clock::now();
+    if (now >= deadline || impl->cancelled) break;
+    impl->timer.expires_after(std::min(pause, deadline - now));  // Close() cancels it
+    co_await impl->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (impl->cancelled) break;
+    pause = std::min<Clock::duration>(pause * 2, kLongestRetryPause);
+  }
+  impl->closed_reason = last_error;
+  throw StoreError("cannot reach the store at " + impl->peer + " (tried for " +
+                   Seconds(Clock::now() - started) + "): " + last_error);
+}
+
+AsyncStoreClient::Task<void> AsyncStoreClient::Set(std::string key, Bytes value) {
+  auto impl = impl_;
+  co_await impl->RoundTrip(KeyValueRequest(Command::kSet, std::move(key), std::move(value)));
+}
+
+AsyncStoreClient::Task<Bytes> AsyncStoreClient::Get(std::string key) {
+  auto impl = impl_;
+  Reply reply = co_await impl->RoundTrip(KeyRequest(Command::kGet, std::move(key)));
+  co_return std::move(reply.values.at(0));
+}
+
+AsyncStoreClient::Task<int64_t> AsyncStoreClient::Add(std::string key, int64_t delta) {
+  auto impl = impl_;
+  Request request = KeyRequest(Command::kAdd, std::move(key));
+  request.number = delta;
+  Reply reply = co_await impl->RoundTrip(std::move(request));
+  co_return reply.number;
+}
+
+AsyncStoreClient::Task<Bytes> AsyncStoreClient::CompareSet(std::string key, Bytes expected,
+                                                          Bytes desired) {
+  auto impl = impl_;
+  Request request = KeyValueRequest(Command::kCompareSet, std::move(key), std::move(expected));
+  request.values.push_back(std::move(desired));
+  Reply reply = co_await impl->RoundTrip(std::move(request));
+  co_return std::move(reply.values.at(0));
+}
+
+AsyncStoreClient::Task<bool> AsyncStoreClient::Check(std::vector<std::string> keys) {
+  auto impl = impl_;
+  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kCheck, std::move(keys)));
+  co_return reply.u8 == kCheckReady;
+}
+
+AsyncStoreClient::Task<std::vector<Bytes>> AsyncStoreClient::MultiGet(
+    std::vector<std::string> keys) {
+  auto impl = impl_;
+  uint64_t count = keys.size();
+  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kMultiGet, std::move(keys)), count);
+  co_return std::move(reply.values);
+}
+
+AsyncStoreClient::Task<void> AsyncStoreClient::MultiSet(std::vector<std::string> keys,
+                                                       std::vector<Bytes> values) {
+  auto impl = impl_;
+  co_await impl->RoundTrip(MakeRequest(Command::kMultiSet, std::move(keys), std::move(values)));
+}
+
+AsyncStoreClient::Task<bool> AsyncStoreClient::DeleteKey(std::string key) {
+  auto impl = impl_;
+  Reply reply = co_await impl->RoundTrip(KeyRequest(Command::kDeleteKey, std::move(key)));
+  co_return reply.number > 0;
+}
+
+AsyncStoreClient::Task<std::vector<std::string>> AsyncStoreClient::ListKeys() {
+  auto impl = impl_;
+  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kListKeys));
+  co_return std::move(reply.keys);
+}
+
+// WAIT's reply is deferred until the keys exist. On the deadline the timer sends CANCEL_WAIT;
+// the server then answers WAIT_CANCELED, or STOP_WAITING followed by WAIT_CANCELED when the keys
+// arrived in between. A store that answers neither within operation_timeout is given up on.
+AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> keys,
+                                                   std::chrono::milliseconds timeout) {
+  auto impl = impl_;
+  Request request = MakeRequest(Command::kWait, std::move(keys));
+  const std::string what = Describe(request);
+  Impl::Turn turn(*impl, what.c_str());
+  impl->RequireOpen(what);
+  std::string bytes;
+  EncodeRequest(Dialect::kModern, request, &bytes);
+  co_await impl->WriteAll(bytes, what);
+
+  auto cancel_sent = std::make_shared<bool>(false);
+  if (timeout < kForever) {
+    uint64_t mine = ++impl->generation;
+    impl->timed_out = false;
+    impl->timer.expires_after(timeout);
+    impl->timer.async_wait([impl, mine, cancel_sent](error_code ec) {
+      if (ec || mine != impl->generation || !impl->open) return;
+      *cancel_sent = true;
+      auto cancel = std::make_shared<std::string>();
+      EncodeRequest(Dialect::kModern, MakeRequest(Command::kCancelWait), cancel.get());
+      asio::async_write(impl->socket, asio::buffer(*cancel),
+                        [impl, cancel](error_code, size_t) {});
+      impl->ArmDeadline(impl->options.operation_timeout);
+    });
+  }
+  Reply reply = co_await impl->ReadReply(ReplyShape::kU8, 0, what);
+  bool keys_ready = reply.u8 == kStopWaiting;
+  if (keys_ready && *cancel_sent) {
+    reply = co_await impl->ReadReply(ReplyShape::kU8, 0, what);  // the WAIT_CANCELED
+  }
+  impl->Disarm();
+  co_return keys_ready;
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,87 @@
+#pragma once
+// An asynchronous TCPStore client (modern dialect: VALIDATE first, CANCEL_WAIT for bounded
+// waits) for code that runs on an io_context it must not block: the agent's rendezvous and its
+// job-wide channel. Each operation is a C++20 coroutine (boost::asio::awaitable).
+//
+// Threads: every call, and the destructor, on the thread running the client's executor.
+// Concurrency: ONE operation at a time per client (a connection carries one outstanding request,
+// as with PyTorch's clients); starting a second one while one is pending throws
+// std::logic_error. Use one client per concurrent activity (e.g. a long WAIT on its own client).
+// Errors: every operation throws StoreError on a broken connection, a protocol error or when the
+// client was closed, and StoreTimeout when the store does not answer within
+// Options::operation_timeout. The message is one line naming the command, the key and the store.
+// After an error the connection is closed; later operations throw at once.
+// Lifetime: destroying the client closes the connection; pending operations then finish with
+// StoreError. The coroutine's caller must keep the client alive while it awaits.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>  // boost 1.74's awaitable.hpp uses std::exchange without it
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include "rendezvous/store/store.h"
+
+namespace cpplaunch {
+
+class AsyncStoreClient {
+ public:
+  using Clock = std::chrono::steady_clock;
+  template <class T>
+  using Task = boost::asio::awaitable<T>;
+
+  struct Options {
+    // Bounds every request except Wait(), and each connection attempt (torchrun's read_timeout).
+    std::chrono::milliseconds operation_timeout{60000};
+  };
+
+  explicit AsyncStoreClient(boost::asio::any_io_executor executor);
+  AsyncStoreClient(boost::asio::any_io_executor executor, Options options);
+  ~AsyncStoreClient();
+  AsyncStoreClient(const AsyncStoreClient&) = delete;
+  AsyncStoreClient& operator=(const AsyncStoreClient&) = delete;
+
+  // Connects to host:port (a numeric IPv4/IPv6 address or a name; every resolved address is
+  // tried), sends VALIDATE and a PING, and checks the echo. Refused or unreachable connections
+  // are retried with a growing pause (50 ms to 1 s) until `deadline`; then throws StoreError:
+  // "cannot reach the store at H:P (tried for 12.0 s): Connection refused".
+  Task<void> Connect(std::string host, int port, Clock::time_point deadline);
+
+  Task<void> Set(std::string key, Bytes value);
+  // The value of an existing key (no waiting: call Wait first if it may be missing).
+  Task<Bytes> Get(std::string key);
+  Task<int64_t> Add(std::string key, int64_t delta);
+  // TCPStore semantics: returns the value now stored (== desired on success).
+  Task<Bytes> CompareSet(std::string key, Bytes expected, Bytes desired);
+  Task<bool> Check(std::vector<std::string> keys);
+  // Waits until every key exists: true; false when `timeout` passed first (the server's wait is
+  // cancelled with CANCEL_WAIT, so the connection stays usable). Pass Clock::duration::max()
+  // (or any timeout over a year) to wait until the key appears or Close() is called.
+  Task<bool> Wait(std::vector<std::string> keys, std::chrono::milliseconds timeout);
+  Task<std::vector<Bytes>> MultiGet(std::vector<std::string> keys);
+  Task<void> MultiSet(std::vector<std::string> keys, std::vector<Bytes> values);
+  Task<bool> DeleteKey(std::string key);
+  // Every key in the store, as stored (LIST_KEYS; PyTorch's own client strips a '/').
+  Task<std::vector<std::string>> ListKeys();
+
+  // Closes the connection; a pending operation finishes with StoreError ("closed"), a pending
+  // Connect() stops retrying, and later Connect() calls fail: the client is done.
+  void Close();
+  bool cancelled() const;  // Close() was called
+  bool connected() const;
+  // "host:port" of the store (brackets around IPv6), for messages.
+  const std::string& peer() const;
+  // The numeric address of this end of the connection ("" when not connected): the address of
+  // the interface that routes to the store, which is what the other hosts can reach.
+  std::string local_address() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace cpplaunch

@@ -1,0 +1,78 @@
+#include "rendezvous/store/endpoint.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace cpplaunch {
+namespace {
+
+bool ValidHost(std::string_view host) {
+  return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
+           c == '-';
+  });
+}
+
+std::optional<int> ParsePort(std::string_view text) {
+  if (text.empty() || text.size() > 5) return std::nullopt;
+  int port = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    port = port * 10 + (c - '0');
+  }
+  if (port > 65535) return std::nullopt;
+  return port;
+}
+
+}  // namespace
+
+std::string Endpoint::ToString() const {
+  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  return port < 0 ? h : h + ":" + std::to_string(port);
+}
+
+std::optional<Endpoint> ParseEndpoint(std::string_view text, std::string* error) {
+  Endpoint ep;
+  std::string_view port_text;
+  bool has_port = false;
+  if (!text.empty() && text.front() == '[') {
+    size_t close = text.find(']');
+    if (close == std::string_view::npos) {
+      *error = "unbalanced '[' in endpoint '" + std::string(text) + "'";
+      return std::nullopt;
+    }
+    ep.host = std::string(text.substr(1, close - 1));
+    std::string_view rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') {
+        *error = "unexpected text after ']' in endpoint '" + std::string(text) + "'";
+        return std::nullopt;
+      }
+      port_text = rest.substr(1);
+      has_port = true;
+    }
+  } else if (std::count(text.begin(), text.end(), ':') > 1) {
+    ep.host = std::string(text);  // a bare IPv6 literal carries no port
+  } else if (size_t colon = text.find(':'); colon != std::string_view::npos) {
+    ep.host = std::string(text.substr(0, colon));
+    port_text = text.substr(colon + 1);
+    has_port = true;
+  } else {
+    ep.host = std::string(text);
+  }
+  if (!ValidHost(ep.host)) {
+    *error = "invalid host in endpoint '" + std::string(text) + "'";
+    return std::nullopt;
+  }
+  if (has_port) {
+    std::optional<int> port = ParsePort(port_text);
+    if (!port) {
+      *error = "invalid port in endpoint '" + std::string(text) + "' (expected 0-65535)";
+      return std::nullopt;
+    }
+    ep.port = *port;
+  }
+  return ep;
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,396 @@
+#include "rendezvous/store/kv_table.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace cpplaunch {
+namespace {
+
+// Bulk-remove stale wait entries once they are both numerous and the majority: amortised O(1)
+// per cancelled registration, and no per-key bookkeeping on the hot path.
+constexpr size_t kSweepThreshold = 1024;
+
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+std::string Quoted(std::string_view key) {
+  std::string text = "'";
+  text.append(key.substr(0, 200));
+  if (key.size() > 200) text.append("...");
+  text.append("'");
+  return text;
+}
+
+}  // namespace
+
+std::optional<int64_t> ParseStoll(std::string_view text) {
+  size_t end = text.find('\0');
+  if (end != std::string_view::npos) text = text.substr(0, end);
+  size_t i = 0;
+  while (i < text.size() && IsSpace(text[i])) ++i;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  uint64_t magnitude = 0;
+  size_t digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+    auto digit = static_cast<uint64_t>(text[i] - '0');
+    if (magnitude > (limit - digit) / 10) return std::nullopt;  // out of range, as stoll throws
+    magnitude = magnitude * 10 + digit;
+  }
+  if (digits == 0) return std::nullopt;
+  return negative ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+}
+
+void TableEffects::Clear() {
+  reply.clear();
+  woken.clear();
+  notices.clear();
+  error.clear();
+}
+
+void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
+  effects->Clear();
+  switch (request.command) {
+    case Command::kValidate: return;  // the decoder checked the magic
+    case Command::kSet: return Set(request, effects);
+    case Command::kCompareSet: return CompareSet(request, effects);
+    case Command::kGet: return Get(request, effects);
+    case Command::kAdd: return Add(request, effects);
+    case Command::kCheck: return Check(request, effects);
+    case Command::kWait: return Wait(conn, request, effects);
+    case Command::kGetNumKeys: return EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
+    case Command::kWatchKey: return WatchKey(conn, request, effects);
+    case Command::kDeleteKey: return DeleteKey(request, effects);
+    case Command::kAppend: return Append(request, effects);
+    case Command::kMultiGet: return MultiGet(request, effects);
+    case Command::kMultiSet: return MultiSet(request, effects);
+    case Command::kCancelWait: return CancelWait(conn, effects);
+    case Command::kPing: return EncodeU32(request.u32, &effects->reply);
+    case Command::kQueuePush: return QueuePush(request, effects);
+    case Command::kQueuePop: return QueuePop(request, effects);
+    case Command::kQueueLen: return QueueLen(request, effects);
+    case Command::kListKeys: return ListKeys(effects);
+    case Command::kBarrier: return Barrier(conn, request, effects);
+  }
+}
+
+std::optional<Bytes> KvTable::Find(std::string_view key) const {
+  auto it = data_.find(key);
+  if (it == data_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool KvTable::waiting(ConnId conn) const {
+  return conn < waiters_.size() && waiters_[conn].ticket != 0;
+}
+
+// ---- Commands
+
+void KvTable::Set(Request& request, TableEffects* effects) {
+  Store(std::move(request.keys[0]), std::move(request.values[0]), effects);
+}
+
+void KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
+  auto [it, created] = data_.try_emplace(std::move(key));
+  if (watchers_.empty()) {
+    it->second = std::move(value);
+  } else {
+    Bytes old = std::move(it->second);
+    it->second = std::move(value);
+    Notify(it->first, created ? kKeyCreated : kKeyUpdated, old, it->second, effects);
+  }
+  Touch(it->first, effects);
+}
+
+// Reference semantics, including its quirks: a missing key with a non-empty `expected` stores
+// nothing and echoes `expected`. Waiters are woken only when something was written (the legacy
+// server never wakes on COMPARE_SET, the libuv one always does; see docs/store_protocol.md).
+void KvTable::CompareSet(Request& request, TableEffects* effects) {
+  const std::string& key = request.keys[0];
+  Bytes& expected = request.values[0];
+  Bytes& desired = request.values[1];
+  auto it = data_.find(key);
+  if (it == data_.end()) {
+    if (!expected.empty()) return EncodeBytes(expected, &effects->reply);
+    EncodeBytes(desired, &effects->reply);
+    Store(std::move(request.keys[0]), std::move(desired), effects);
+    return;
+  }
+  if (it->second == expected) {
+    EncodeBytes(desired, &effects->reply);
+    Store(std::move(request.keys[0]), std::move(desired), effects);
+    return;
+  }
+  EncodeBytes(it->second, &effects->reply);
+}
+
+void KvTable::Get(Request& request, TableEffects* effects) {
+  auto it = data_.find(request.keys[0]);
+  if (it == data_.end()) {
+    effects->error = "GET of missing key " + Quoted(request.keys[0]);
+    return;
+  }
+  EncodeBytes(it->second, &effects->reply);
+}
+
+void KvTable::Add(Request& request, TableEffects* effects) {
+  int64_t result = 0;
+  if (!AddToCounter(request.keys[0], request.number, &result, effects)) return;
+  EncodeI64(result, &effects->reply);
+  Touch(request.keys[0], effects);
+}
+
+// old + delta, wrapping on overflow (the reference's signed overflow wraps in practice), stored
+// as decimal text. False (with effects->error) when the stored value is not a number.
+bool KvTable::AddToCounter(const std::string& key, int64_t delta, int64_t* result,
+                           TableEffects* effects) {
+  auto it = data_.find(key);
+  int64_t old = 0;
+  if (it != data_.end()) {
+    auto parsed = ParseStoll(it->second);
+    if (!parsed) {
+      effects->error = "ADD on key " + Quoted(key) + " whose value is not a decimal integer";
+      return false;
+    }
+    old = *parsed;
+  }
+  *result = static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(delta));
+  bool created = it == data_.end();
+  if (created) it = data_.try_emplace(key).first;
+  if (watchers_.empty()) {
+    it->second = std::to_string(*result);
+  } else {
+    Bytes previous = std::exchange(it->second, std::to_string(*result));
+    Notify(key, created ? kKeyCreated : kKeyUpdated, previous, it->second, effects);
+  }
+  return true;
+}
+
+void KvTable::Check(Request& request, TableEffects* effects) {
+  bool ready = std::all_of(request.keys.begin(), request.keys.end(),
+                           [this](const std::string& key) { return Present(key); });
+  EncodeU8(ready ? kCheckReady : kCheckNotReady, &effects->reply);
+}
+
+void KvTable::Wait(ConnId conn, Request& request, TableEffects* effects) {
+  Register(conn, request.keys, effects);
+}
+
+void KvTable::DeleteKey(Request& request, TableEffects* effects) {
+  auto it = data_.find(request.keys[0]);
+  if (it == data_.end()) return EncodeI64(0, &effects->reply);
+  Bytes old = std::move(it->second);
+  data_.erase(it);
+  EncodeI64(1, &effects->reply);
+  Notify(request.keys[0], kKeyDeleted, old, {}, effects);
+}
+
+void KvTable::Append(Request& request, TableEffects* effects) {
+  auto [it, created] = data_.try_emplace(std::move(request.keys[0]));
+  if (watchers_.empty()) {
+    it->second.append(request.values[0]);
+  } else {
+    Bytes old = it->second;
+    it->second.append(request.values[0]);
+    Notify(it->first, created ? kKeyCreated : kKeyUpdated, old, it->second, effects);
+  }
+  Touch(it->first, effects);
+}
+
+// All or nothing: a missing key fails the request as the legacy server does.
+void KvTable::MultiGet(Request& request, TableEffects* effects) {
+  for (const auto& key : request.keys) {
+    auto it = data_.find(key);
+    if (it == data_.end()) {
+      effects->reply.clear();
+      effects->error = "MULTI_GET of missing key " + Quoted(key);
+      return;
+    }
+    EncodeBytes(it->second, &effects->reply);
+  }
+}
+
+void KvTable::MultiSet(Request& request, TableEffects* effects) {
+  for (size_t i = 0; i < request.keys.size(); ++i) {
+    Store(std::move(request.keys[i]), std::move(request.values[i]), effects);
+  }
+}
+
+// Always answers WAIT_CANCELED. A STOP_WAITING produced earlier was already handed to the
+// server, so it goes out first, which is the order the reference clients expect.
+void KvTable::CancelWait(ConnId conn, TableEffects* effects) {
+  DropWait(conn);
+  EncodeU8(kWaitCanceled, &effects->reply);
+}
+
+void KvTable::WatchKey(ConnId conn, Request& request, TableEffects* effects) {
+  watchers_[request.keys[0]].push_back(conn);
+  watched_[conn].push_back(request.keys[0]);
+  EncodeU8(kKeyCallbackRegistered, &effects->reply);
+}
+
+void KvTable::QueuePush(Request& request, TableEffects* effects) {
+  auto it = queues_.find(request.keys[0]);
+  if (it == queues_.end()) it = queues_.try_emplace(request.keys[0]).first;
+  it->second.push_back(std::move(request.values[0]));
+  WakeOne(it->first, effects);
+}
+
+void KvTable::QueuePop(Request& request, TableEffects* effects) {
+  auto it = queues_.find(request.keys[0]);
+  if (it == queues_.end()) return EncodeI64(0, &effects->reply);
+  EncodeI64(static_cast<int64_t>(it->second.size()), &effects->reply);
+  EncodeBytes(it->second.front(), &effects->reply);
+  it->second.pop_front();
+  if (it->second.empty()) queues_.erase(it);
+}
+
+void KvTable::QueueLen(Request& request, TableEffects* effects) {
+  auto it = queues_.find(request.keys[0]);
+  EncodeI64(it == queues_.end() ? 0 : static_cast<int64_t>(it->second.size()), &effects->reply);
+}
+
+void KvTable::ListKeys(TableEffects* effects) {
+  EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
+  for (const auto& entry : data_) EncodeBytes(entry.first, &effects->reply);
+}
+
+// The counter at the key counts arrivals; the arrival that reaches world_size is answered at
+// once and wakes the earlier ones, which wait as an ordinary one-key waiter.
+void KvTable::Barrier(ConnId conn, Request& request, TableEffects* effects) {
+  int64_t arrived = 0;
+  if (!AddToCounter(request.keys[0], 1, &arrived, effects)) return;
+  if (arrived < request.number) {
+    DropWait(conn);
+    Waiter& waiter = WaiterOf(conn);
+    waiter.ticket = next_ticket_++;
+    waiter.remaining = 1;
+    waiting_[request.keys[0]].push_back({conn, waiter.ticket});
+    ++total_entries_;
+    return;
+  }
+  EncodeU8(kStopWaiting, &effects->reply);
+  Touch(request.keys[0], effects);
+}
+
+// ---- Waits
+
+bool KvTable::Present(std::string_view key) const {
+  return data_.find(key) != data_.end() || queues_.find(key) != queues_.end();
+}
+
+KvTable::Waiter& KvTable::WaiterOf(ConnId conn) {
+  if (conn >= waiters_.size()) waiters_.resize(size_t{conn} + 1);
+  return waiters_[conn];
+}
+
+// One counter per connection, as the reference: a second WAIT replaces a pending one (the
+// reference would instead add to it; its clients never do either).
+void KvTable::Register(ConnId conn, const std::vector<std::string>& keys, TableEffects* effects) {
+  DropWait(conn);
+  uint64_t missing = 0;
+  for (const auto& key : keys) missing += Present(key) ? 0 : 1;
+  if (missing == 0) return EncodeU8(kStopWaiting, &effects->reply);
+  Waiter& waiter = WaiterOf(conn);
+  waiter.ticket = next_ticket_++;
+  waiter.remaining = missing;
+  for (const auto& key : keys) {
+    if (Present(key)) continue;
+    auto it = waiting_.find(key);
+    if (it == waiting_.end()) it = waiting_.try_emplace(key).first;
+    it->second.push_back({conn, waiter.ticket});
+  }
+  total_entries_ += missing;
+}
+
+void KvTable::Touch(std::string_view key, TableEffects* effects) {
+  if (waiting_.empty()) return;
+  auto it = waiting_.find(key);
+  if (it == waiting_.end()) return;
+  std::vector<WaitEntry> entries = std::move(it->second);
+  waiting_.erase(it);
+  total_entries_ -= entries.size();
+  for (const auto& entry : entries) CountTouch(entry, effects);
+}
+
+// One touch of a key a waiter waits on: the waiter is woken when it was its last missing key.
+// Returns false for a stale entry (its WAIT was answered, cancelled or replaced).
+bool KvTable::CountTouch(const WaitEntry& entry, TableEffects* effects) {
+  Waiter& waiter = waiters_[entry.conn];
+  if (waiter.ticket != entry.ticket) {
+    --stale_entries_;
+    return false;
+  }
+  if (--waiter.remaining == 0) {
+    waiter.ticket = 0;
+    effects->woken.push_back(entry.conn);
+  }
+  return true;
+}
+
+// QUEUE_PUSH wakes only the oldest live waiter on the key.
+void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
+  auto it = waiting_.find(key);
+  if (it == waiting_.end()) return;
+  auto& entries = it->second;
+  size_t used = 0;
+  while (used < entries.size() && !CountTouch(entries[used++], effects)) {
+  }
+  entries.erase(entries.begin(), entries.begin() + static_cast<ptrdiff_t>(used));
+  total_entries_ -= used;
+  if (entries.empty()) waiting_.erase(it);
+}
+
+void KvTable::DropWait(ConnId conn) {
+  if (conn >= waiters_.size() || waiters_[conn].ticket == 0) return;
+  stale_entries_ += waiters_[conn].remaining;
+  waiters_[conn] = Waiter{};
+  if (stale_entries_ > kSweepThreshold && stale_entries_ * 2 > total_entries_) {
+    SweepStaleEntries();
+  }
+}
+
+void KvTable::SweepStaleEntries() {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    auto& entries = it->second;
+    auto stale = [this](const WaitEntry& entry) {
+      return waiters_[entry.conn].ticket != entry.ticket;
+    };
+    auto tail = std::remove_if(entries.begin(), entries.end(), stale);
+    total_entries_ -= static_cast<size_t>(entries.end() - tail);
+    entries.erase(tail, entries.end());
+    it = entries.empty() ? waiting_.erase(it) : std::next(it);
+  }
+  stale_entries_ = 0;
+}
+
+void KvTable::Disconnect(ConnId conn) {
+  DropWait(conn);
+  auto watched = watched_.find(conn);
+  if (watched == watched_.end()) return;
+  for (const auto& key : watched->second) {
+    auto it = watchers_.find(key);
+    if (it == watchers_.end()) continue;
+    std::erase(it->second, conn);
+    if (it->second.empty()) watchers_.erase(it);
+  }
+  watched_.erase(watched);
+}
+
+// ---- Legacy watch notifications
+
+void KvTable::Notify(std::string_view key, uint8_t type, std::string_view old_value,
+                     std::string_view new_value, TableEffects* effects) {
+  auto it = watchers_.find(key);
+  if (it == watchers_.end()) return;
+  for (ConnId conn : it->second) {
+    TableEffects::Notice notice{conn, {}};
+    EncodeWatchEvent(type, key, old_value, new_value, &notice.bytes);
+    effects->notices.push_back(std::move(notice));
+  }
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,123 @@
+#pragma once
+// The store's state with PyTorch TCPStore semantics (docs/store_protocol.md): keys, values,
+// counters, queues, pending waits and legacy key watches. Pure: no locks, no clock, no I/O.
+// Each request returns TableEffects saying which bytes go to which connection; the server
+// delivers them. Not thread-safe: one owner (the server's loop thread).
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rendezvous/store/wire_format.h"
+
+namespace cpplaunch {
+
+// Identifies a connection. The table indexes arrays by it, so ids should be small and dense
+// (the server reuses the ids of closed connections after calling Disconnect).
+using ConnId = uint32_t;
+
+// What one request produced. Delivery order per connection: `reply` to the requester, then one
+// STOP_WAITING byte to every connection in `woken` (possibly the requester), then `notices`.
+struct TableEffects {
+  struct Notice {
+    ConnId conn;
+    std::string bytes;
+  };
+  std::string reply;
+  std::vector<ConnId> woken;
+  std::vector<Notice> notices;
+  // Non-empty: the request failed (GET of a missing key, ADD on a non-numeric value, ...); the
+  // reference server closes the requester's connection and so should the caller. Nothing of the
+  // request was applied.
+  std::string error;
+
+  void Clear();
+};
+
+class KvTable {
+ public:
+  // Applies `request` from `conn` and fills *effects (cleared first). May move from `request`.
+  void Apply(ConnId conn, Request& request, TableEffects* effects);
+  // Forgets `conn`'s pending wait and its watches. Call when the connection closes.
+  void Disconnect(ConnId conn);
+
+  // Inspection (tests, stats).
+  size_t num_keys() const { return data_.size(); }
+  std::optional<Bytes> Find(std::string_view key) const;
+  bool waiting(ConnId conn) const;  // has a pending WAIT or BARRIER
+  size_t wait_entries() const { return total_entries_; }
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  template <typename V>
+  using Map = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
+
+  // One registration of a connection's wait on a key. It is live while the connection's
+  // current ticket equals `ticket`; a cancelled or overwritten wait leaves stale entries that are
+  // skipped when the key is touched and swept in bulk (SweepStaleEntries).
+  struct WaitEntry {
+    ConnId conn;
+    uint64_t ticket;
+  };
+  struct Waiter {
+    uint64_t ticket = 0;     // 0: not waiting
+    uint64_t remaining = 0;  // entries still to be touched before STOP_WAITING
+  };
+
+  void Set(Request& request, TableEffects* effects);
+  void CompareSet(Request& request, TableEffects* effects);
+  void Get(Request& request, TableEffects* effects);
+  void Add(Request& request, TableEffects* effects);
+  void Check(Request& request, TableEffects* effects);
+  void Wait(ConnId conn, Request& request, TableEffects* effects);
+  void DeleteKey(Request& request, TableEffects* effects);
+  void Append(Request& request, TableEffects* effects);
+  void MultiGet(Request& request, TableEffects* effects);
+  void MultiSet(Request& request, TableEffects* effects);
+  void CancelWait(ConnId conn, TableEffects* effects);
+  void WatchKey(ConnId conn, Request& request, TableEffects* effects);
+  void QueuePush(Request& request, TableEffects* effects);
+  void QueuePop(Request& request, TableEffects* effects);
+  void QueueLen(Request& request, TableEffects* effects);
+  void ListKeys(TableEffects* effects);
+  void Barrier(ConnId conn, Request& request, TableEffects* effects);
+
+  void Store(std::string&& key, Bytes&& value, TableEffects* effects);
+  bool AddToCounter(const std::string& key, int64_t delta, int64_t* result,
+                    TableEffects* effects);
+  bool Present(std::string_view key) const;
+  void Register(ConnId conn, const std::vector<std::string>& keys, TableEffects* effects);
+  void Touch(std::string_view key, TableEffects* effects);
+  void WakeOne(std::string_view key, TableEffects* effects);
+  bool CountTouch(const WaitEntry& entry, TableEffects* effects);
+  void DropWait(ConnId conn);
+  void SweepStaleEntries();
+  Waiter& WaiterOf(ConnId conn);
+  void Notify(std::string_view key, uint8_t type, std::string_view old_value,
+              std::string_view new_value, TableEffects* effects);
+
+  Map<Bytes> data_;
+  Map<std::deque<Bytes>> queues_;
+  Map<std::vector<WaitEntry>> waiting_;
+  std::vector<Waiter> waiters_;  // indexed by ConnId
+  uint64_t next_ticket_ = 1;
+  size_t total_entries_ = 0;  // entries in waiting_, live or stale
+  size_t stale_entries_ = 0;
+  Map<std::vector<ConnId>> watchers_;                      // legacy WATCH_KEY
+  std::unordered_map<ConnId, std::vector<std::string>> watched_;  // for Disconnect
+};
+
+// Parses `text` as C++ std::stoll does (leading whitespace, optional sign, decimal digits,
+// trailing junk ignored; stops at a NUL). nullopt when there are no digits or it overflows.
+std::optional<int64_t> ParseStoll(std::string_view text);
+
+}  // namespace cpplaunch

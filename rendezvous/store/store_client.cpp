@@ -1,0 +1,377 @@
+#include "rendezvous/store/store_client.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+#include <thread>
+
+namespace cpplaunch {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kFirstBackoff{10};
+constexpr milliseconds kMaxBackoff{1000};
+constexpr size_t kReceiveChunk = 64 * 1024;
+
+std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
+
+std::string FormatAddress(const std::string& host, uint16_t port) {
+  bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+// "'a'" or "['a', 'b', ...]" for messages; long lists are cut.
+std::string DescribeKeys(const std::vector<std::string>& keys) {
+  if (keys.size() == 1) return "'" + keys[0] + "'";
+  std::string text = "[";
+  for (size_t i = 0; i < keys.size() && i < 8; ++i) text += (i ? ", '" : "'") + keys[i] + "'";
+  if (keys.size() > 8) text += ", ... " + std::to_string(keys.size() - 8) + " more";
+  return text + "]";
+}
+
+// Waits until `fd` is ready for `events` or the deadline passes; true when ready (including
+// error/hang-up, which the next read or write reports).
+bool PollUntil(int fd, short events, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd entry{fd, events, 0};
+    int timeout = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
+    int ready = ::poll(&entry, 1, timeout);
+    if (ready > 0) return true;
+    if (ready < 0 && errno != EINTR) return true;  // let the I/O call report it
+  }
+}
+
+// Non-blocking connect to one address with a deadline; returns the fd or -1 (and *error).
+int ConnectOne(const addrinfo& address, std::chrono::steady_clock::time_point deadline,
+               std::string* error) {
+  int fd = ::socket(address.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *error = ErrnoText(errno);
+    return -1;
+  }
+  int rc = ::connect(fd, address.ai_addr, address.ai_addrlen);
+  if (rc != 0 && errno == EINPROGRESS) {
+    if (!PollUntil(fd, POLLOUT, deadline)) {
+      if (error->empty()) *error = "connect timed out";
+      ::close(fd);
+      return -1;
+    }
+    int so_error = 0;
+    socklen_t length = sizeof so_error;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &length);
+    rc = so_error == 0 ? 0 : -1;
+    errno = so_error;
+  }
+  if (rc != 0) {
+    *error = ErrnoText(errno);
+    ::close(fd);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+}  // namespace
+
+StoreClient::StoreClient(StoreClientOptions options)
+    : options_(std::move(options)),
+      address_(FormatAddress(options_.host, options_.port)),
+      reply_decoder_(options_.limits) {
+  if (options_.dialect == Dialect::kUndecided) options_.dialect = Dialect::kModern;
+  Connect();
+}
+
+StoreClient::~StoreClient() { Close(); }
+
+void StoreClient::Close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  in_.clear();
+}
+
+// Connect, then (modern) VALIDATE + PING, retried with backoff until the connect deadline: the
+// server may not be listening yet, or may be at its connection limit.
+void StoreClient::Connect() {
+  auto deadline = Clock::now() + options_.connect_timeout;
+  milliseconds backoff = kFirstBackoff;
+  std::string last_error;
+  for (;;) {
+    addrinfo hints{};
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    int rc = ::getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints,
+                           &found);
+    if (rc != 0) {
+      last_error = std::string("cannot resolve host: ") + ::gai_strerror(rc);
+    }
+    for (addrinfo* a = found; a != nullptr && fd_ < 0; a = a->ai_next) {
+      fd_ = ConnectOne(*a, deadline, &last_error);
+    }
+    if (found != nullptr) ::freeaddrinfo(found);
+    if (fd_ >= 0) {
+      try {
+        if (options_.dialect == Dialect::kModern) {
+          NewRequest(Command::kValidate).u32 = kValidateMagic;
+          Call(request_, "", deadline);
+          Ping();
+        }
+        return;
+      } catch (const StoreError& error) {
+        last_error = error.what();
+        Close();
+      }
+    }
+    auto left = deadline - Clock::now();
+    if (left <= Clock::duration::zero()) {
+      throw StoreTimeout("cannot connect to the store at " + address_ + " within " +
+                         std::to_string(options_.connect_timeout.count()) + "ms: " + last_error);
+    }
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, left));
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+}
+
+void StoreClient::EnsureConnected(const char* operation, const std::string& what) {
+  if (fd_ >= 0) return;
+  try {
+    Connect();
+  } catch (const StoreTimeout& error) {
+    FailTimeout(operation, what, error.what());
+  }
+}
+
+Request& StoreClient::NewRequest(Command command) {
+  request_.Clear();
+  request_.command = command;
+  return request_;
+}
+
+void StoreClient::Fail(const char* operation, const std::string& what, const std::string& why) {
+  Close();
+  std::string target = what.empty() ? "" : " " + what;
+  throw StoreError("store " + std::string(operation) + target + " on " + address_ + ": " + why);
+}
+
+void StoreClient::FailTimeout(const char* operation, const std::string& what,
+                              const std::string& why) {
+  Close();
+  std::string target = what.empty() ? "" : " " + what;
+  throw StoreTimeout("store " + std::string(operation) + target + " on " + address_ + ": " + why);
+}
+
+Reply& StoreClient::Call(Request& request, const std::string& what, Clock::time_point deadline,
+                         uint64_t count) {
+  const char* operation = CommandName(request.command);
+  if (fd_ < 0) Fail(operation, what, "not connected");
+  out_.clear();
+  if (!EncodeRequest(options_.dialect, request, &out_)) {
+    throw StoreError("store " + std::string(operation) + " on " + address_ +
+                     ": not available in the " +
+                     (options_.dialect == Dialect::kLegacy ? "legacy" : "modern") + " dialect");
+  }
+  SendAll(out_, operation, what, deadline);
+  ReplyShape shape = ReplyShapeOf(request.command);
+  if (shape != ReplyShape::kNone && !Receive(shape, count, operation, what, deadline)) {
+    FailTimeout(operation, what, "no reply within " + std::to_string(options_.timeout.count()) +
+                                     "ms");
+  }
+  return reply_decoder_.reply();
+}
+
+void StoreClient::SendAll(const std::string& bytes, const char* operation,
+                          const std::string& what, Clock::time_point deadline) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      Fail(operation, what, "send failed: " + ErrnoText(errno));
+    }
+    if (!PollUntil(fd_, POLLOUT, deadline)) {
+      FailTimeout(operation, what, "could not send within " +
+                                       std::to_string(options_.timeout.count()) + "ms");
+    }
+  }
+}
+
+bool StoreClient::Receive(ReplyShape shape, uint64_t count, const char* operation,
+                          const std::string& what, Clock::time_point deadline) {
+  reply_decoder_.Expect(shape, count);
+  DecodeResult result{DecodeStatus::kNeedMore, 0};
+  if (!in_.empty()) {
+    result = reply_decoder_.Feed(in_);
+    in_.erase(0, result.consumed);
+  }
+  char buffer[kReceiveChunk];
+  while (result.status == DecodeStatus::kNeedMore) {
+    ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+    if (n > 0) {
+      std::string_view got(buffer, static_cast<size_t>(n));
+      result = reply_decoder_.Feed(got);
+      in_.append(got.substr(result.consumed));  // bytes beyond this reply
+      continue;
+    }
+    if (n == 0) Fail(operation, what, "the server closed the connection");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      Fail(operation, what, "receive failed: " + ErrnoText(errno));
+    }
+    if (!PollUntil(fd_, POLLIN, deadline)) return false;
+  }
+  if (result.status == DecodeStatus::kMalformed) {
+    Fail(operation, what, "bad reply: " + reply_decoder_.error());
+  }
+  return true;
+}
+
+// ---- Store operations
+
+void StoreClient::Set(const std::string& key, const Bytes& value) {
+  EnsureConnected("SET", "'" + key + "'");
+  Request& request = NewRequest(Command::kSet);
+  request.keys = {WireKey(key)};
+  request.values = {value};
+  Call(request, "'" + key + "'", Deadline());
+}
+
+Bytes StoreClient::Get(const std::string& key) {
+  WaitKeys({key}, options_.timeout, "GET");
+  Request& request = NewRequest(Command::kGet);
+  request.keys = {WireKey(key)};
+  return std::move(Call(request, "'" + key + "'", Deadline()).values.at(0));
+}
+
+int64_t StoreClient::Add(const std::string& key, int64_t delta) {
+  EnsureConnected("ADD", "'" + key + "'");
+  Request& request = NewRequest(Command::kAdd);
+  request.keys = {WireKey(key)};
+  request.number = delta;
+  return Call(request, "'" + key + "'", Deadline()).number;
+}
+
+Bytes StoreClient::CompareSet(const std::string& key, const Bytes& expected,
+                              const Bytes& desired) {
+  EnsureConnected("COMPARE_SET", "'" + key + "'");
+  Request& request = NewRequest(Command::kCompareSet);
+  request.keys = {WireKey(key)};
+  request.values = {expected, desired};
+  return std::move(Call(request, "'" + key + "'", Deadline()).values.at(0));
+}
+
+bool StoreClient::Check(const std::vector<std::string>& keys) {
+  std::string what = DescribeKeys(keys);
+  EnsureConnected("CHECK", what);
+  Request& request = NewRequest(Command::kCheck);
+  for (const auto& key : keys) request.keys.push_back(WireKey(key));
+  return Call(request, what, Deadline()).u8 == kCheckReady;
+}
+
+void StoreClient::Wait(const std::vector<std::string>& keys, milliseconds timeout) {
+  WaitKeys(keys, timeout, "WAIT");
+}
+
+// Sends WAIT and reads STOP_WAITING. On timeout, modern: CANCEL_WAIT, then read 01 (or 00 01
+// when the keys arrived meanwhile, which counts as success); legacy has no cancel, so the
+// connection is dropped: a late STOP_WAITING would otherwise desynchronise it (the 1.13 bug).
+void StoreClient::WaitKeys(const std::vector<std::string>& keys, milliseconds timeout,
+                           const char* operation) {
+  std::string what = DescribeKeys(keys);
+  EnsureConnected(operation, what);
+  Request& request = NewRequest(Command::kWait);
+  for (const auto& key : keys) request.keys.push_back(WireKey(key));
+  out_.clear();
+  EncodeRequest(options_.dialect, request, &out_);
+  SendAll(out_, operation, what, Deadline());
+  bool arrived = Receive(ReplyShape::kU8, 0, operation, what, Clock::now() + timeout);
+  if (!arrived) {
+    if (options_.dialect == Dialect::kModern && fd_ >= 0) return CancelWait(what, timeout);
+    FailTimeout(operation, what,
+                "timed out after " + std::to_string(timeout.count()) + "ms waiting for the keys");
+  }
+  if (reply_decoder_.reply().u8 != kStopWaiting) {
+    Fail(operation, what, "unexpected WAIT reply " + std::to_string(reply_decoder_.reply().u8));
+  }
+}
+
+void StoreClient::CancelWait(const std::string& what, milliseconds timeout) {
+  Request& cancel = NewRequest(Command::kCancelWait);
+  uint8_t answer = Call(cancel, what, Deadline()).u8;
+  if (answer == kStopWaiting) {  // the keys arrived just before the cancel
+    if (!Receive(ReplyShape::kU8, 0, "CANCEL_WAIT", what, Deadline()) ||
+        reply_decoder_.reply().u8 != kWaitCanceled) {
+      Fail("CANCEL_WAIT", what, "expected WAIT_CANCELED after STOP_WAITING");
+    }
+    return;
+  }
+  if (answer != kWaitCanceled) Fail("CANCEL_WAIT", what, "unexpected reply");
+  throw StoreTimeout("store WAIT " + what + " on " + address_ + ": timed out after " +
+                     std::to_string(timeout.count()) + "ms waiting for the keys");
+}
+
+bool StoreClient::DeleteKey(const std::string& key) {
+  EnsureConnected("DELETE_KEY", "'" + key + "'");
+  Request& request = NewRequest(Command::kDeleteKey);
+  request.keys = {WireKey(key)};
+  return Call(request, "'" + key + "'", Deadline()).number == 1;
+}
+
+int64_t StoreClient::NumKeys() {
+  EnsureConnected("GETNUMKEYS", "");
+  return Call(NewRequest(Command::kGetNumKeys), "", Deadline()).number;
+}
+
+void StoreClient::Append(const std::string& key, const Bytes& value) {
+  EnsureConnected("APPEND", "'" + key + "'");
+  Request& request = NewRequest(Command::kAppend);
+  request.keys = {WireKey(key)};
+  request.values = {value};
+  Call(request, "'" + key + "'", Deadline());
+}
+
+std::vector<Bytes> StoreClient::MultiGet(const std::vector<std::string>& keys) {
+  WaitKeys(keys, options_.timeout, "MULTI_GET");
+  Request& request = NewRequest(Command::kMultiGet);
+  for (const auto& key : keys) request.keys.push_back(WireKey(key));
+  return std::move(Call(request, DescribeKeys(keys), Deadline(), keys.size()).values);
+}
+
+void StoreClient::MultiSet(const std::vector<std::pair<std::string, Bytes>>& pairs) {
+  std::vector<std::string> keys;
+  for (const auto& pair : pairs) keys.push_back(pair.first);
+  std::string what = DescribeKeys(keys);
+  EnsureConnected("MULTI_SET", what);
+  Request& request = NewRequest(Command::kMultiSet);
+  for (const auto& [key, value] : pairs) {
+    request.keys.push_back(WireKey(key));
+    request.values.push_back(value);
+  }
+  Call(request, what, Deadline());
+}
+
+void StoreClient::Ping() {
+  EnsureConnected("PING", "");
+  auto nonce = static_cast<uint32_t>(::getpid());
+  NewRequest(Command::kPing).u32 = nonce;
+  uint32_t echo = Call(request_, "", Deadline()).u32;
+  if (echo != nonce) {
+    Fail("PING", "", "the server echoed " + std::to_string(echo) + " instead of " +
+                         std::to_string(nonce));
+  }
+}
+
+}  // namespace cpplaunch

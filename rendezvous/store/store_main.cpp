@@ -1,0 +1,97 @@
+// cpplaunch-store: the store server alone, for tests and benchmarks.
+//   cpplaunch-store [--host H] [--port P] [--max-key-bytes N] [--max-value-bytes N]
+//                   [--max-key-count N] [--max-request-bytes N] [--max-connections N]
+//                   [--max-output-bytes N]
+// Prints the bound port and a newline on stdout once listening, then serves until SIGTERM or
+// SIGINT. Exit status: 0 after a signal, 2 for bad usage, 1 when it cannot listen.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "rendezvous/store/store_server.h"
+
+namespace {
+
+bool ParseNumber(std::string_view text, uint64_t* value) {
+  if (text.empty() || text.size() > 19) return false;
+  uint64_t result = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    result = result * 10 + static_cast<uint64_t>(c - '0');
+  }
+  *value = result;
+  return true;
+}
+
+// Fills *options from argv; returns an error message, empty on success.
+std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view flag = argv[i];
+    std::string_view value;
+    if (auto eq = flag.find('='); eq != std::string_view::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      return "missing value for " + std::string(flag);
+    }
+    if (flag == "--host") {
+      options->bind_host = std::string(value);
+      continue;
+    }
+    uint64_t number = 0;
+    if (!ParseNumber(value, &number)) return "bad number for " + std::string(flag);
+    if (flag == "--port" && number <= 65535) {
+      options->port = static_cast<uint16_t>(number);
+    } else if (flag == "--max-key-bytes") {
+      options->limits.max_key_bytes = number;
+    } else if (flag == "--max-value-bytes") {
+      options->limits.max_value_bytes = number;
+    } else if (flag == "--max-key-count") {
+      options->limits.max_key_count = number;
+    } else if (flag == "--max-request-bytes") {
+      options->limits.max_request_bytes = number;
+    } else if (flag == "--max-connections") {
+      options->max_connections = number;
+    } else if (flag == "--max-output-bytes") {
+      options->max_output_bytes = number;
+    } else {
+      return "unknown option or bad value: " + std::string(flag);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cpplaunch::StoreServerOptions options;
+  options.port = 0;
+  if (std::string error = ParseArgs(argc, argv, &options); !error.empty()) {
+    std::cerr << "cpplaunch-store: " << error << "\n";
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  boost::asio::io_context io(1);
+  try {
+    cpplaunch::StoreServer server(io, options);
+    boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+    signals.async_wait([&](const boost::system::error_code&, int) {
+      server.Stop();
+      io.stop();
+    });
+    std::cout << server.port() << std::endl;
+    io.run();
+  } catch (const cpplaunch::StoreBindError& error) {
+    std::cerr << "cpplaunch-store: " << error.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,440 @@
+#include "rendezvous/store/store_server.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <chrono>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "rendezvous/store/kv_table.h"
+
+namespace cpplaunch {
+namespace {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+// A session stops reading (and decoding) while this much output is queued, so a client that
+// pipelines requests without reading replies cannot grow memory; it resumes below a quarter.
+constexpr size_t kPauseReadingAt = 1024 * 1024;
+// Per-session read buffer: none until the first byte arrives (idle callback sockets cost
+// nothing), then 2 KiB, doubled while reads fill it (large values) up to 64 KiB, and shrunk back
+// when reads get small again.
+constexpr size_t kMinReadBuffer = 2 * 1024;
+constexpr size_t kMaxReadBuffer = 64 * 1024;
+// Connections accepted per readiness event before other handlers get a turn.
+constexpr int kAcceptBurst = 4096;
+// Session inputs handled between two non-blocking looks at the listen queue.
+constexpr int kAcceptPollInterval = 32;
+constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+
+std::string FormatEndpoint(const std::string& host, uint16_t port) {
+  bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+[[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
+  std::string message = "cannot bind the store to " + FormatEndpoint(host, port) + ": " +
+                        ec.message();
+  if (ec == asio::error::address_in_use) {
+    message += "; choose another --master-port or --master-port=0";
+  } else if (ec == boost::system::errc::address_not_available) {
+    message += "; is it an address of this host?";
+  }
+  throw StoreBindError(message, ec == asio::error::address_in_use);
+}
+
+void SetCloseOnExec(int fd) { ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC); }
+
+}  // namespace
+
+class StoreSession;
+
+class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
+ public:
+  StoreServerImpl(asio::io_context& io, StoreServerOptions options);
+  void StartAccepting() { WaitForConnection(); }
+  void Stop();
+  uint16_t port() const { return port_; }
+  size_t connection_count() const { return connection_count_; }
+  size_t key_count() const { return table_.num_keys(); }
+
+  // Called by sessions.
+  void OnInput(StoreSession& session, std::string_view input);
+  void Close(StoreSession& session);
+  void FlushDirty();
+  void MarkDirty(StoreSession& session);
+
+ private:
+  void Listen(const std::string& host);
+  bool TryListen(const tcp::endpoint& endpoint, bool dual_stack, error_code& ec);
+  void WaitForConnection();
+  void AcceptBurst();
+  bool DrainAcceptQueue();
+  void AddSession(int fd);
+  void Deliver(StoreSession& requester);
+  void QueueTo(ConnId conn, std::string_view bytes);
+
+  asio::io_context& io_;
+  StoreServerOptions options_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer accept_retry_;
+  uint16_t port_ = 0;
+  bool v6_ = true;
+  bool stopped_ = false;
+  KvTable table_;
+  TableEffects effects_;
+  std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
+  std::vector<ConnId> free_ids_;
+  size_t connection_count_ = 0;
+  int inputs_since_accept_ = 0;
+  std::vector<std::shared_ptr<StoreSession>> dirty_;  // sessions with output to hand to the socket
+};
+
+// One connection: an incremental decoder, the bytes waiting to be written, and flow control.
+// Lives while a handler holds it or the server's table does; `closed_` makes late handlers
+// return without touching the server.
+class StoreSession : public std::enable_shared_from_this<StoreSession> {
+ public:
+  StoreSession(StoreServerImpl& server, tcp::socket socket, ConnId id, const WireLimits& limits)
+      : server_(server), socket_(std::move(socket)), id_(id), decoder_(limits) {}
+
+  ConnId id() const { return id_; }
+  RequestDecoder& decoder() { return decoder_; }
+  bool closed() const { return closed_; }
+  bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
+  size_t queued() const { return out_.size() + writing_.size(); }
+
+  // Until the first byte, a buffer-less wait; afterwards asynchronous reads, which Asio tries
+  // speculatively and which, unlike waits, do not re-register the socket with epoll each time.
+  void StartReading() {
+    if (!accepting_input() || read_armed_) return;
+    read_armed_ = true;
+    if (buffer_.empty()) {
+      socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](const error_code& ec) {
+        self->read_armed_ = false;
+        if (self->closed_) return;
+        if (ec) return self->server_.Close(*self);
+        self->buffer_.resize(kMinReadBuffer);
+        self->StartReading();
+      });
+      return;
+    }
+    socket_.async_read_some(asio::buffer(buffer_),
+                            [self = shared_from_this()](const error_code& ec, size_t n) {
+                              self->OnRead(ec, n);
+                            });
+  }
+
+  void Queue(std::string_view bytes) {
+    out_.append(bytes);
+    if (!dirty_) {
+      dirty_ = true;
+      server_.MarkDirty(*this);
+    }
+  }
+
+  // Input left undecoded while output is over the pause mark.
+  void Pause(std::string_view rest) {
+    paused_ = true;
+    pending_in_.assign(rest);
+  }
+
+  // Protocol error or failed request: send what is queued, then close.
+  void CloseAfterFlush() {
+    closing_ = true;
+    if (queued() == 0) server_.Close(*this);
+  }
+
+  // Hands queued output to the socket: a direct non-blocking write first (most replies are a
+  // few bytes and the socket buffer has room), an asynchronous write for what remains.
+  void Flush() {
+    dirty_ = false;
+    if (closed_ || write_in_flight_ || out_.empty()) return;
+    error_code ec;
+    size_t written = socket_.write_some(asio::buffer(out_), ec);
+    if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
+      return server_.Close(*this);
+    }
+    out_.erase(0, written);
+    if (out_.empty()) return AfterWrite();
+    writing_.swap(out_);
+    write_in_flight_ = true;
+    asio::async_write(socket_, asio::buffer(writing_),
+                      [self = shared_from_this()](const error_code& error, size_t) {
+                        self->OnWritten(error);
+                      });
+  }
+
+  void Shutdown() {
+    closed_ = true;
+    error_code ignored;
+    socket_.close(ignored);
+  }
+
+ private:
+  void OnRead(const error_code& ec, size_t n) {
+    read_armed_ = false;
+    if (closed_) return;
+    if (ec) return server_.Close(*this);  // EOF or reset: the client is gone
+    server_.OnInput(*this, std::string_view(buffer_.data(), n));
+    server_.FlushDirty();
+    // A flush that completed at once may have resumed this session and armed the next read
+    // into buffer_ already; the buffer must not move under it.
+    if (!read_armed_) ResizeBuffer(n);
+    StartReading();
+  }
+
+  void ResizeBuffer(size_t last_read) {
+    size_t size = buffer_.size();
+    if (last_read == size && size < kMaxReadBuffer) {
+      buffer_.resize(size * 2);
+    } else if (last_read < size / 8 && size > kMinReadBuffer) {
+      std::vector<char>(size / 2).swap(buffer_);
+    }
+  }
+
+  void OnWritten(const error_code& ec) {
+    write_in_flight_ = false;
+    if (closed_) return;
+    if (ec) return server_.Close(*this);
+    writing_.clear();
+    if (!out_.empty()) return Flush();
+    AfterWrite();
+  }
+
+  void AfterWrite() {
+    if (closing_) return server_.Close(*this);
+    if (paused_ && queued() < kPauseReadingAt / 4) {
+      paused_ = false;
+      std::string rest = std::move(pending_in_);
+      pending_in_.clear();
+      server_.OnInput(*this, rest);
+      server_.FlushDirty();
+      StartReading();
+    }
+  }
+
+  StoreServerImpl& server_;
+  tcp::socket socket_;
+  ConnId id_;
+  RequestDecoder decoder_;
+  std::string out_;      // queued, not yet handed to the socket
+  std::string writing_;  // owned by the asynchronous write in flight
+  std::string pending_in_;
+  std::vector<char> buffer_;
+  bool read_armed_ = false;
+  bool write_in_flight_ = false;
+  bool dirty_ = false;
+  bool paused_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+};
+
+// ---- StoreServerImpl
+
+StoreServerImpl::StoreServerImpl(asio::io_context& io, StoreServerOptions options)
+    : io_(io), options_(std::move(options)), acceptor_(io), accept_retry_(io) {
+  Listen(options_.bind_host);
+}
+
+// "::" is dual stack (as PyTorch's server, which falls back to 0.0.0.0 where IPv6 is off);
+// any other host binds exactly the address it names.
+void StoreServerImpl::Listen(const std::string& host) {
+  error_code ec;
+  if (host == "::" || host.empty()) {
+    if (TryListen(tcp::endpoint(tcp::v6(), options_.port), true, ec)) return;
+    if (ec == asio::error::address_family_not_supported ||
+        ec == boost::system::errc::address_not_available) {
+      if (TryListen(tcp::endpoint(tcp::v4(), options_.port), false, ec)) return;
+    }
+    ThrowBindError("::", options_.port, ec);
+  }
+  auto address = asio::ip::make_address(host, ec);
+  if (ec) {
+    tcp::resolver resolver(io_);
+    auto results = resolver.resolve(host, std::to_string(options_.port),
+                                    tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+    if (ec || results.empty()) {
+      throw StoreBindError("cannot bind the store to " + FormatEndpoint(host, options_.port) +
+                           ": cannot resolve '" + host + "': " + ec.message());
+    }
+    address = results.begin()->endpoint().address();
+  }
+  if (!TryListen(tcp::endpoint(address, options_.port), false, ec)) {
+    ThrowBindError(address.to_string(), options_.port, ec);
+  }
+}
+
+bool StoreServerImpl::TryListen(const tcp::endpoint& endpoint, bool dual_stack, error_code& ec) {
+  acceptor_.close(ec);
+  if (acceptor_.open(endpoint.protocol(), ec)) return false;
+  v6_ = endpoint.protocol() == tcp::v6();
+  SetCloseOnExec(acceptor_.native_handle());  // workers forked later must not hold the port
+  acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (dual_stack) acceptor_.set_option(asio::ip::v6_only(false), ec);
+  if (acceptor_.bind(endpoint, ec)) return false;
+  if (acceptor_.listen(asio::socket_base::max_listen_connections, ec)) return false;
+  if (acceptor_.non_blocking(true, ec)) return false;
+  port_ = acceptor_.local_endpoint(ec).port();
+  return !ec;
+}
+
+void StoreServerImpl::WaitForConnection() {
+  acceptor_.async_wait(tcp::acceptor::wait_read,
+                       [self = shared_from_this()](const error_code& ec) {
+                         if (self->stopped_ || ec == asio::error::operation_aborted) return;
+                         self->AcceptBurst();
+                       });
+}
+
+void StoreServerImpl::AcceptBurst() {
+  if (DrainAcceptQueue()) return WaitForConnection();
+  // Out of descriptors or memory: back off instead of spinning on a readable acceptor.
+  accept_retry_.expires_after(kAcceptRetryDelay);
+  accept_retry_.async_wait([self = shared_from_this()](const error_code& ec) {
+    if (!ec && !self->stopped_) self->WaitForConnection();
+  });
+}
+
+// Accepts up to kAcceptBurst pending connections; false on a resource error (EMFILE, ENOMEM..).
+// accept4 gives each connection CLOEXEC and non-blocking in one call; Asio's accept does not
+// set CLOEXEC, and workers forked by the agent must not inherit store connections.
+bool StoreServerImpl::DrainAcceptQueue() {
+  for (int i = 0; i < kAcceptBurst && !stopped_; ++i) {
+    int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) {
+      AddSession(fd);
+      continue;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+    return false;
+  }
+  return true;
+}
+
+void StoreServerImpl::AddSession(int fd) {
+  tcp::socket socket(io_);
+  error_code ec;
+  socket.assign(v6_ ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return;
+  }
+  if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
+  socket.set_option(tcp::no_delay(true), ec);
+  ConnId id;
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  } else {
+    id = static_cast<ConnId>(sessions_.size());
+    sessions_.emplace_back();
+  }
+  auto session = std::make_shared<StoreSession>(*this, std::move(socket), id, options_.limits);
+  sessions_[id] = session;
+  ++connection_count_;
+  session->StartReading();
+}
+
+// Decodes and applies every complete request in `input`, stopping early when the session must
+// close or has queued enough output to pause.
+void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
+  // In a connection storm the acceptor's readiness can sit behind thousands of session events
+  // in epoll's ready list while the listen queue (SOMAXCONN) overflows and clients fall into
+  // SYN retransmission (1 s, 3 s, ...). Polling the queue every few inputs bounds that delay.
+  if (++inputs_since_accept_ >= kAcceptPollInterval) {
+    inputs_since_accept_ = 0;
+    DrainAcceptQueue();
+  }
+  RequestDecoder& decoder = session.decoder();
+  while (session.accepting_input()) {
+    DecodeResult result = decoder.Feed(input);
+    input.remove_prefix(result.consumed);
+    if (result.status == DecodeStatus::kNeedMore) return;
+    if (result.status == DecodeStatus::kMalformed) return session.CloseAfterFlush();
+    table_.Apply(session.id(), decoder.request(), &effects_);
+    if (!effects_.error.empty()) return session.CloseAfterFlush();
+    Deliver(session);
+    if (session.queued() > kPauseReadingAt && !session.closed()) {
+      session.Pause(input);
+      return;
+    }
+  }
+}
+
+void StoreServerImpl::Deliver(StoreSession& requester) {
+  if (!effects_.reply.empty()) QueueTo(requester.id(), effects_.reply);
+  static constexpr char kStop = static_cast<char>(kStopWaiting);
+  for (ConnId conn : effects_.woken) QueueTo(conn, std::string_view(&kStop, 1));
+  for (const auto& notice : effects_.notices) QueueTo(notice.conn, notice.bytes);
+}
+
+void StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes) {
+  if (conn >= sessions_.size() || !sessions_[conn]) return;
+  StoreSession& session = *sessions_[conn];
+  if (session.queued() + bytes.size() > options_.max_output_bytes) return Close(session);
+  session.Queue(bytes);
+}
+
+void StoreServerImpl::MarkDirty(StoreSession& session) {
+  dirty_.push_back(session.shared_from_this());
+}
+
+// Re-entrant: a flush that completes synchronously may resume a paused session, which decodes
+// its held-back input and flushes again.
+void StoreServerImpl::FlushDirty() {
+  std::vector<std::shared_ptr<StoreSession>> batch;
+  batch.swap(dirty_);
+  for (auto& session : batch) session->Flush();
+  batch.clear();
+  if (dirty_.empty()) dirty_.swap(batch);  // keep the capacity
+}
+
+void StoreServerImpl::Close(StoreSession& session) {
+  if (session.closed()) return;
+  session.Shutdown();
+  table_.Disconnect(session.id());
+  sessions_[session.id()].reset();  // handlers in flight still hold the session
+  free_ids_.push_back(session.id());
+  --connection_count_;
+}
+
+void StoreServerImpl::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  error_code ignored;
+  acceptor_.close(ignored);
+  accept_retry_.cancel();
+  for (auto& session : sessions_) {
+    if (session) Close(*session);
+  }
+}
+
+// ---- StoreServer
+
+StoreServer::StoreServer(asio::io_context& io, StoreServerOptions options)
+    : impl_(std::make_shared<StoreServerImpl>(io, std::move(options))) {
+  impl_->StartAccepting();
+}
+
+StoreServer::~StoreServer() { impl_->Stop(); }
+
+uint16_t StoreServer::port() const { return impl_->port(); }
+void StoreServer::Stop() { impl_->Stop(); }
+size_t StoreServer::connection_count() const { return impl_->connection_count(); }
+size_t StoreServer::key_count() const { return impl_->key_count(); }
+
+}  // namespace cpplaunch

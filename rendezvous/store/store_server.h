@@ -1,0 +1,73 @@
+#pragma once
+// The TCPStore server the master agent hosts (docs/store_protocol.md): speaks PyTorch's c10d
+// TCPStore protocol, legacy (<= 2.0) and modern (>= 2.1) dialect, detected per connection.
+//
+// Threads: runs entirely on the caller's io_context and starts no thread; construct, use and
+// destroy it on the thread that runs that io_context (or before it runs). Every connection is
+// an independent session: a stalled, slow or malicious client never delays another; a protocol
+// error closes only that connection.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "rendezvous/store/wire_format.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace cpplaunch {
+
+// The listening socket could not be set up. what() is one line, e.g. "cannot bind the store to
+// 127.0.0.1:29500: Address already in use; choose another --master-port or --master-port=0".
+class StoreServerImpl;
+
+class StoreBindError : public std::runtime_error {
+ public:
+  explicit StoreBindError(const std::string& what, bool address_in_use = false)
+      : std::runtime_error(what), address_in_use_(address_in_use) {}
+  // The port is taken (EADDRINUSE), as opposed to an address this host does not have.
+  bool address_in_use() const { return address_in_use_; }
+
+ private:
+  bool address_in_use_;
+};
+
+struct StoreServerOptions {
+  // "::" listens on every IPv6 and IPv4 address (dual stack); anything else (an IP literal or a
+  // name resolving to one) binds exactly that address.
+  std::string bind_host = "::";
+  uint16_t port = 0;  // 0: the OS picks a free port (see port())
+  WireLimits limits;  // per-request caps; a request over them closes its connection
+  size_t max_connections = 16384;  // further connections are accepted and closed at once
+  // A session whose unsent output exceeds this is closed (a client that stops reading while
+  // others' writes fan out to it). Must exceed the largest single reply.
+  size_t max_output_bytes = 256 * 1024 * 1024;
+};
+
+class StoreServer {
+ public:
+  // Binds and listens (backlog SOMAXCONN) before returning; accepting starts on `io`.
+  // Throws StoreBindError.
+  StoreServer(boost::asio::io_context& io, StoreServerOptions options);
+  // Stops (see Stop()).
+  ~StoreServer();
+  StoreServer(const StoreServer&) = delete;
+  StoreServer& operator=(const StoreServer&) = delete;
+
+  uint16_t port() const;  // the bound port (the chosen one when options.port was 0)
+  // Closes the acceptor and every connection; pending handlers complete as cancelled.
+  // Idempotent. The stored keys stay (key_count()).
+  void Stop();
+
+  size_t connection_count() const;
+  size_t key_count() const;
+
+ private:
+  std::shared_ptr<StoreServerImpl> impl_;
+};
+
+}  // namespace cpplaunch

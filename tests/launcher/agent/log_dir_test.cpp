@@ -1,0 +1,103 @@
+#include "launcher/agent/log_dir.h"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <fstream>
+#include <regex>
+#include <system_error>
+
+namespace cpplaunch {
+namespace fs = std::filesystem;
+namespace {
+
+// A fresh directory removed at the end of the test.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "log_dir_test_XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+TEST_CASE("LogDir creates <base>/<run_id>_XXXXXXXX at start", "[launcher][log_dir]") {
+  ScratchDir scratch;
+  const fs::path base = scratch.path() / "logs" / "nested";
+  LogDir dir = LogDir::Create(base.string(), "myrun");
+  REQUIRE(dir.enabled());
+  CHECK(dir.run_dir().parent_path() == base);
+  CHECK(std::regex_match(dir.run_dir().filename().string(), std::regex("myrun_[a-z0-9_]{8}")));
+  CHECK(fs::is_directory(dir.run_dir()));
+  LogDir second = LogDir::Create(base.string(), "myrun");
+  CHECK(second.run_dir() != dir.run_dir());
+}
+
+TEST_CASE("LogDir without a base makes torchelastic_XXXXXXXX in the temp root", "[launcher][log_dir]") {
+  ScratchDir scratch;
+  LogDir dir = LogDir::Create("", "none", scratch.path());
+  const fs::path base = dir.run_dir().parent_path();
+  CHECK(base.parent_path() == scratch.path());
+  CHECK(std::regex_match(base.filename().string(), std::regex("torchelastic_[a-z0-9_]{8}")));
+  CHECK(std::regex_match(dir.run_dir().filename().string(), std::regex("none_[a-z0-9_]{8}")));
+}
+
+TEST_CASE("LogDir attempt layout has one directory per local rank and torchrun's file names",
+          "[launcher][log_dir]") {
+  ScratchDir scratch;
+  LogDir dir = LogDir::Create(scratch.path().string(), "r");
+  dir.PrepareAttempt(0, 3);
+  const fs::path attempt = dir.run_dir() / "attempt_0";
+  CHECK(dir.AttemptDir(0) == attempt);
+  for (int lr = 0; lr < 3; ++lr) CHECK(fs::is_directory(attempt / std::to_string(lr)));
+  CHECK_FALSE(fs::exists(attempt / "3"));
+  CHECK(dir.StdoutLog(0, 2) == attempt / "2" / "stdout.log");
+  CHECK(dir.StderrLog(0, 2) == attempt / "2" / "stderr.log");
+  CHECK(dir.ErrorFile(0, 2) == attempt / "2" / "error.json");
+  CHECK(dir.StdoutLog(4, 1) == dir.run_dir() / "attempt_4" / "1" / "stdout.log");
+}
+
+TEST_CASE("LogDir recreates an attempt directory that already exists", "[launcher][log_dir]") {
+  ScratchDir scratch;
+  LogDir dir = LogDir::Create(scratch.path().string(), "r");
+  dir.PrepareAttempt(1, 2);
+  std::ofstream(dir.ErrorFile(1, 0)) << "{}";
+  std::ofstream(dir.StdoutLog(1, 1)) << "old";
+  dir.PrepareAttempt(1, 1);
+  CHECK(fs::is_directory(dir.RankDir(1, 0)));
+  CHECK_FALSE(fs::exists(dir.ErrorFile(1, 0)));
+  CHECK_FALSE(fs::exists(dir.RankDir(1, 1)));
+}
+
+TEST_CASE("LogDir /dev/null disables every file and gives empty paths", "[launcher][log_dir]") {
+  LogDir dir = LogDir::Create("/dev/null", "r");
+  CHECK_FALSE(dir.enabled());
+  CHECK(dir.run_dir().empty());
+  dir.PrepareAttempt(0, 2);  // no-op
+  CHECK(dir.ErrorFile(0, 0).empty());
+  CHECK(dir.StdoutLog(0, 1).empty());
+  CHECK(dir.ErrorFile(0, 1).string() == "");
+}
+
+TEST_CASE("LogDir refuses a base that is a file", "[launcher][log_dir]") {
+  ScratchDir scratch;
+  const fs::path file = scratch.path() / "plain";
+  std::ofstream(file) << "x";
+  try {
+    LogDir::Create(file.string(), "r");
+    FAIL("no exception");
+  } catch (const std::system_error& e) {
+    CHECK(e.code().value() == ENOTDIR);
+  }
+}
+
+}  // namespace cpplaunch

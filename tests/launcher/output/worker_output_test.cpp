@@ -1,0 +1,405 @@
+#include "launcher/output/worker_output.h"
+
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/posix/stream_descriptor.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+extern char** environ;
+
+namespace cpplaunch {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Runs the loop until `done` holds or `timeout` passes; returns done().
+template <typename Pred>
+bool RunUntil(boost::asio::io_context& io, Pred done, std::chrono::milliseconds timeout = 20s) {
+  const auto deadline = Clock::now() + timeout;
+  while (!done() && Clock::now() < deadline) {
+    io.restart();
+    io.run_for(5ms);
+  }
+  return done();
+}
+
+// Collects everything written to a pipe: plays the terminal (or `| tee`) the agent writes to.
+class PipeSink {
+ public:
+  explicit PipeSink(boost::asio::io_context& io) : reader_(io) {
+    int fds[2];
+    REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+    reader_.assign(fds[0]);
+    write_fd_ = fds[1];
+    Read();
+  }
+  ~PipeSink() { ::close(write_fd_); }
+  int fd() const { return write_fd_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  void Read() {
+    reader_.async_read_some(boost::asio::buffer(buffer_), [this](auto ec, std::size_t n) {
+      text_.append(buffer_, n);
+      if (!ec) Read();
+    });
+  }
+  boost::asio::posix::stream_descriptor reader_;
+  int write_fd_ = -1;
+  char buffer_[65536];
+  std::string text_;
+};
+
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "worker_output_test_XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  fs::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  fs::path path_;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::stringstream text;
+  text << std::ifstream(path, std::ios::binary).rdbuf();
+  return text.str();
+}
+
+// Starts argv in its own process group with fds 1/2 from `stdio`, like the real spawner.
+pid_t Spawn(const std::vector<std::string>& argv, ChildStdio stdio) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (stdio.stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdio.stdout_fd, 1);
+  if (stdio.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdio.stderr_fd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  REQUIRE(rc == 0);
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return status;
+}
+
+// Spawns the workers, waits for all of them, drains; returns how long the whole took.
+std::chrono::milliseconds RunWorkers(boost::asio::io_context& io, WorkerOutput& output,
+                                     const std::vector<std::vector<std::string>>& argvs,
+                                     const std::vector<ChildStdio>& stdios) {
+  const auto start = Clock::now();
+  std::vector<pid_t> pids;
+  for (std::size_t i = 0; i < argvs.size(); ++i) pids.push_back(Spawn(argvs[i], stdios[i]));
+  output.Start();
+  std::size_t exited = 0;
+  REQUIRE(RunUntil(io, [&] {
+    for (pid_t& pid : pids) {
+      int status = 0;
+      if (pid > 0 && ::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        ++exited;
+      }
+    }
+    return exited == pids.size();
+  }));
+  bool drained = false;
+  output.Drain(WorkerOutput::kDefaultDrainGrace, [&] { drained = true; });
+  REQUIRE(RunUntil(io, [&] { return drained; }));
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+}
+
+WorkerStreams Streams(int local_rank, StreamRoute out, StreamRoute err, const ScratchDir& dir) {
+  WorkerStreams s;
+  s.local_rank = local_rank;
+  s.prefix = FormatLinePrefix(std::nullopt, "default", local_rank, local_rank);
+  s.stdout_route = out;
+  s.stderr_route = err;
+  s.stdout_log = dir / (std::to_string(local_rank) + "-stdout.log");
+  s.stderr_log = dir / (std::to_string(local_rank) + "-stderr.log");
+  return s;
+}
+
+std::vector<std::string> Sh(const std::string& script) { return {"/bin/sh", "-c", script}; }
+
+struct IgnoreSigpipe {
+  IgnoreSigpipe() { ::signal(SIGPIPE, SIG_IGN); }
+} ignore_sigpipe;  // as the agent does: a vanished console reader must not kill the process
+
+}  // namespace
+
+TEST_CASE("ResolveStreamRoute follows torchrun's redirect, tee and filter rules",
+          "[launcher][output]") {
+  using R = StreamRoute;
+  // redirect, tee, shown, files_enabled
+  CHECK(ResolveStreamRoute(false, false, true, true) == R::kInherit);
+  CHECK(ResolveStreamRoute(true, false, true, true) == R::kFile);
+  CHECK(ResolveStreamRoute(false, true, true, true) == R::kTee);
+  CHECK(ResolveStreamRoute(true, true, true, true) == R::kTee);
+  CHECK(ResolveStreamRoute(false, false, false, true) == R::kDiscard);
+  CHECK(ResolveStreamRoute(true, false, false, true) == R::kFile);
+  CHECK(ResolveStreamRoute(false, true, false, true) == R::kFile);
+  CHECK(ResolveStreamRoute(false, false, true, false) == R::kInherit);
+  CHECK(ResolveStreamRoute(true, false, true, false) == R::kDiscard);
+  CHECK(ResolveStreamRoute(false, true, true, false) == R::kTee);
+  CHECK(ResolveStreamRoute(false, true, false, false) == R::kDiscard);
+}
+
+TEST_CASE("WorkerOutput tee prefixes lines on the console and writes raw bytes to the log file",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  CHECK(out.asynchronous());
+  WorkerOutput output(io, out, err);
+  const auto streams = Streams(3, StreamRoute::kTee, StreamRoute::kTee, dir);
+  const ChildStdio stdio = output.Open(streams);
+  CHECK(stdio.stdout_fd >= 0);
+  CHECK(stdio.stderr_fd >= 0);
+  CHECK((::fcntl(stdio.stdout_fd, F_GETFD) & FD_CLOEXEC) != 0);
+  CHECK((::fcntl(stdio.stderr_fd, F_GETFD) & FD_CLOEXEC) != 0);
+  RunWorkers(io, output, {Sh("printf 'one\\ntwo\\n'; printf 'bad\\n' >&2; printf 'three'")},
+             {stdio});
+  RunUntil(io, [&] { return out_sink.text().size() >= 47; }, 2s);
+  CHECK(out_sink.text() == "[default3]:one\n[default3]:two\n[default3]:three\n");
+  CHECK(err_sink.text() == "[default3]:bad\n");
+  CHECK(ReadFile(streams.stdout_log) == "one\ntwo\nthree");
+  CHECK(ReadFile(streams.stderr_log) == "bad\n");
+}
+
+TEST_CASE("WorkerOutput redirect-only writes the files and nothing to the console",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const auto streams = Streams(0, StreamRoute::kFile, StreamRoute::kFile, dir);
+  const ChildStdio stdio = output.Open(streams);
+  RunWorkers(io, output, {Sh("echo out; echo err >&2")}, {stdio});
+  RunUntil(io, [] { return false; }, 50ms);
+  CHECK(out_sink.text().empty());
+  CHECK(err_sink.text().empty());
+  CHECK(ReadFile(streams.stdout_log) == "out\n");
+  CHECK(ReadFile(streams.stderr_log) == "err\n");
+  CHECK(output.bytes_read() == 0);
+}
+
+TEST_CASE("WorkerOutput gives inherit as -1 and a hidden rank /dev/null or its file only",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const ChildStdio inherit = output.Open(Streams(0, StreamRoute::kInherit, StreamRoute::kInherit, dir));
+  CHECK(inherit.stdout_fd == -1);
+  CHECK(inherit.stderr_fd == -1);
+  // Rank 1 is filtered out: stdout was tee'd (-> file only), stderr not redirected (-> /dev/null).
+  const auto hidden = Streams(1, ResolveStreamRoute(false, true, false, true),
+                              ResolveStreamRoute(false, false, false, true), dir);
+  const ChildStdio stdio = output.Open(hidden);
+  struct stat devnull {}, given {};
+  REQUIRE(::stat("/dev/null", &devnull) == 0);
+  REQUIRE(::fstat(stdio.stderr_fd, &given) == 0);
+  CHECK(given.st_rdev == devnull.st_rdev);
+  RunWorkers(io, output, {Sh("echo visible-in-file; echo nowhere >&2")}, {stdio});
+  RunUntil(io, [] { return false; }, 50ms);
+  CHECK(out_sink.text().empty());
+  CHECK(err_sink.text().empty());
+  CHECK(ReadFile(hidden.stdout_log) == "visible-in-file\n");
+  CHECK_FALSE(fs::exists(hidden.stderr_log));
+}
+
+TEST_CASE("WorkerOutput writes a crashing worker's partial last line", "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const auto streams = Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir);
+  const ChildStdio stdio = output.Open(streams);
+  RunWorkers(io, output, {{CPPLAUNCH_OUTPUT_WRITER, "w", "2", "14", "out", "no newline"}}, {stdio});
+  RunUntil(io, [&] { return out_sink.text().size() >= 63; }, 2s);
+  CHECK(out_sink.text() ==
+        "[default1]:w 000000000 x\n[default1]:w 000000001 x\n[default1]:no newline\n");
+  CHECK(ReadFile(streams.stdout_log) == "w 000000000 x\nw 000000001 x\nno newline");
+}
+
+TEST_CASE("WorkerOutput never interleaves two workers' lines mid-line", "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  constexpr int kLines = 3000;
+  std::vector<ChildStdio> stdios;
+  std::vector<std::vector<std::string>> argvs;
+  for (int lr = 0; lr < 2; ++lr) {
+    stdios.push_back(output.Open(Streams(lr, StreamRoute::kTee, StreamRoute::kTee, dir)));
+    // 5000-byte lines: longer than PIPE_BUF and than many reads, so they arrive in pieces.
+    argvs.push_back({CPPLAUNCH_OUTPUT_WRITER, "t" + std::to_string(lr), std::to_string(kLines),
+                     "5000", "both"});
+  }
+  RunWorkers(io, output, argvs, stdios);
+  const std::size_t expected_size = 2 * kLines * (5000 + 11);
+  RunUntil(io, [&] { return out_sink.text().size() >= expected_size; }, 5s);
+  for (const std::string* text : {&out_sink.text(), &err_sink.text()}) {
+    REQUIRE(text->size() == expected_size);
+    std::map<std::string, int> next;
+    std::istringstream lines(*text);
+    std::string line;
+    while (std::getline(lines, line)) {
+      REQUIRE(line.size() == 5010);
+      const std::string tag = line.substr(11, 2);
+      REQUIRE(line.substr(0, 11) == "[default" + tag.substr(1) + "]:");
+      char seq[16];
+      std::snprintf(seq, sizeof(seq), " %09d ", next[tag]++);
+      REQUIRE(line.substr(13, 11) == seq);
+      REQUIRE(line.find_first_not_of('x', 24) == std::string::npos);
+    }
+    CHECK(next["t0"] == kLines);
+    CHECK(next["t1"] == kLines);
+  }
+}
+
+TEST_CASE("WorkerOutput copies heavy output intact and fast", "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  // The console is a regular file here, as in `cpplaunch ... > run.log`.
+  const int console_fd = ::open((dir / "console.txt").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  REQUIRE(console_fd >= 0);
+  PipeSink err_sink(io);
+  {
+    ConsoleWriter out(io, console_fd), err(io, err_sink.fd());
+    CHECK_FALSE(out.asynchronous());
+    WorkerOutput output(io, out, err);
+    const auto streams = Streams(0, StreamRoute::kTee, StreamRoute::kInherit, dir);
+    const ChildStdio stdio = output.Open(streams);
+    constexpr long kLines = 500000;  // 50 MB of 100-byte lines
+    const auto took =
+        RunWorkers(io, output, {{CPPLAUNCH_OUTPUT_WRITER, "h", std::to_string(kLines), "100"}}, {stdio});
+    CHECK(fs::file_size(streams.stdout_log) == kLines * 100);
+    CHECK(fs::file_size(dir / "console.txt") == kLines * (100 + 11));
+    CHECK(output.bytes_read() == kLines * 100);
+    CHECK(took < 20s);
+    const std::string console = ReadFile(dir / "console.txt");
+    CHECK(console.substr(0, 24) == "[default0]:h 000000000 x");
+    CHECK(console.substr(console.size() - 111, 24) == "[default0]:h 000499999 x");
+  }
+  ::close(console_fd);
+}
+
+TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const ChildStdio stdio = output.Open(Streams(2, StreamRoute::kTee, StreamRoute::kTee, dir));
+  const pid_t pid = Spawn(Sh("sleep 30 & echo started; printf tail"), stdio);
+  output.Start();
+  WaitExit(pid);
+  bool drained = false;
+  const auto start = Clock::now();
+  output.Drain(300ms, [&] { drained = true; });
+  REQUIRE(RunUntil(io, [&] { return drained; }, 5s));
+  const auto took = Clock::now() - start;
+  ::kill(-pid, SIGKILL);  // the sleeper is still in the worker's process group
+  CHECK(took >= 250ms);
+  CHECK(took < 2s);
+  RunUntil(io, [&] { return out_sink.text().size() >= 32; }, 1s);
+  CHECK(out_sink.text() == "[default2]:started\n[default2]:tail\n");
+}
+
+TEST_CASE("ConsoleWriter never blocks on a console nobody reads, and Flush is bounded",
+          "[launcher][output]") {
+  boost::asio::io_context io;
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  {
+    ConsoleWriter writer(io, fds[1]);
+    REQUIRE(writer.asynchronous());
+    const std::string chunk(65536, 'z');
+    const auto start = Clock::now();
+    for (int i = 0; i < 200; ++i) writer.Write(chunk);  // 12.5 MiB, far more than the pipe holds
+    CHECK(Clock::now() - start < 2s);
+    CHECK(writer.congested());
+    bool flushed = false;
+    writer.Flush(Clock::now() + 100ms, [&] { flushed = true; });
+    REQUIRE(RunUntil(io, [&] { return flushed; }, 3s));
+    CHECK(writer.dropped_bytes() > 0);
+    CHECK(writer.queued_bytes() == 0);
+    // The shared descriptor is left blocking: only the private one is non-blocking.
+    CHECK((::fcntl(fds[1], F_GETFL) & O_NONBLOCK) == 0);
+  }
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+TEST_CASE("ConsoleWriter::SameFile tells a shared console from separate ones", "[launcher][output]") {
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  const int copy = ::fcntl(fds[1], F_DUPFD_CLOEXEC, 0);
+  CHECK(ConsoleWriter::SameFile(fds[1], copy));
+  CHECK(ConsoleWriter::SameFile(fds[0], fds[1]));  // both ends are one pipe inode
+  const int null_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  CHECK_FALSE(ConsoleWriter::SameFile(fds[1], null_fd));
+  CHECK_FALSE(ConsoleWriter::SameFile(fds[1], -1));
+  for (int fd : {fds[0], fds[1], copy, null_fd}) ::close(fd);
+}
+
+TEST_CASE("ConsoleWriter drops output once the reader is gone", "[launcher][output]") {
+  boost::asio::io_context io;
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  {
+    ConsoleWriter writer(io, fds[1]);
+    ::close(fds[0]);
+    writer.Write("lost\n");
+    writer.Write("also lost\n");
+    CHECK(writer.dropped_bytes() == 15);
+    bool flushed = false;
+    writer.Flush(Clock::now() + 1s, [&] { flushed = true; });
+    CHECK(RunUntil(io, [&] { return flushed; }, 2s));
+  }
+  ::close(fds[1]);
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,210 @@
+#include "rendezvous/dynamic_rendezvous.h"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <set>
+
+#include "rendezvous/store/async_store_client.h"
+#include "rendezvous/store_steps.h"
+#include "tests/rendezvous/rendezvous_test_support.h"
+
+namespace cpplaunch {
+namespace {
+
+// No co_await inside CHECK(): see rendezvous_async_client_test.cpp.
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using testing::Outcome;
+using testing::RunUntil;
+using testing::Spawn;
+using testing::SpawnBody;
+using Clock = std::chrono::steady_clock;
+
+RendezvousSettings Settings(uint16_t port, int id, int min_nodes, int max_nodes) {
+  RendezvousSettings settings;
+  settings.run_id = "elastic";
+  settings.min_nodes = min_nodes;
+  settings.max_nodes = max_nodes;
+  settings.store_host = "127.0.0.1";
+  settings.store_port = port;
+  settings.master_addr = "127.0.0.1";
+  settings.master_port = port;
+  settings.self.node_id = "127.0.0.1_" + std::to_string(5000 + id);
+  settings.self.addr = "127.0.0.1";
+  settings.self.hostname = "host" + std::to_string(id);
+  settings.self.local_world_size = id + 1;
+  settings.self.nnodes_min = min_nodes;
+  settings.self.nnodes_max = max_nodes;
+  settings.join_timeout = 5s;
+  settings.last_call_timeout = 300ms;
+  settings.progress_interval = 100ms;
+  return settings;
+}
+
+using Results = std::vector<std::shared_ptr<Outcome<RendezvousResult>>>;
+
+bool AllDone(const Results& results) {
+  for (const auto& result : results) {
+    if (!result->done) return false;
+  }
+  return true;
+}
+
+TEST_CASE("Dynamic rendezvous completes at MAX at once with deterministic ranks",
+          "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
+  Results results;
+  for (int id : {2, 0, 1}) {
+    auto settings = Settings(server.port(), id, 3, 3);
+    settings.last_call_timeout = 60s;  // must not matter: MAX completes at once
+    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
+    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+  }
+  auto started = Clock::now();
+  RunUntil(io, [&] { return AllDone(results); }, 5000ms);
+  CHECK(Clock::now() - started < 1s);
+  std::set<int> ranks;
+  for (size_t i = 0; i < results.size(); ++i) {
+    INFO(results[i]->message());
+    RendezvousResult result = results[i]->get();
+    ranks.insert(result.group_rank);
+    CHECK(result.group_world_size() == 3);
+    CHECK(result.local_world_sizes() == std::vector<int>{1, 2, 3});  // node ids sort by id
+    CHECK(result.nodes[result.group_rank].hostname == "host" + std::to_string(result.group_rank));
+  }
+  CHECK(ranks == std::set<int>{0, 1, 2});
+}
+
+TEST_CASE("Dynamic rendezvous completes at MIN after the last call", "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 4));
+  DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 2, 4));
+  auto started = Clock::now();
+  Results results{Spawn(io, a.Next(std::nullopt)), Spawn(io, b.Next(std::nullopt))};
+  RunUntil(io, [&] { return AllDone(results); }, 5000ms);
+  auto elapsed = Clock::now() - started;
+  INFO(results[0]->message());
+  CHECK(results[0]->get().group_world_size() == 2);
+  CHECK(elapsed >= 290ms);
+  CHECK(elapsed < 800ms);
+}
+
+TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that keeps the count",
+          "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 1, 3));
+  DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 1, 3));
+  auto settings_c = Settings(server.port(), 2, 1, 3);
+  std::vector<std::string> progress;
+  settings_c.progress = [&](const std::string& line) { progress.push_back(line); };
+  DynamicRendezvous c(io.get_executor(), settings_c);
+  Results first{Spawn(io, a.Next(std::nullopt)), Spawn(io, b.Next(std::nullopt))};
+  RunUntil(io, [&] { return AllDone(first); }, 5000ms);
+  REQUIRE(first[0]->get().group_world_size() == 2);
+
+  auto late = Spawn(io, c.Next(std::nullopt));
+  AsyncStoreClient probe(io.get_executor());
+  auto end = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
+    co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
+    std::vector<std::string> keys{EndKey("elastic", 0)};
+    co_await probe.Wait(keys, 3s);
+    co_return co_await probe.Get(EndKey("elastic", 0));
+  });
+  RunUntil(io, [&] { return end->done; }, 5000ms);
+  CHECK_THAT(end->get(), Catch::Contains("membership_change"));
+  CHECK_FALSE(late->done);
+
+  RoundTransition membership{0, 0, false};
+  Results second{Spawn(io, a.Next(membership)), Spawn(io, b.Next(membership)), late};
+  RunUntil(io, [&] { return AllDone(second); }, 5000ms);
+  for (const auto& result : second) {
+    INFO(result->message());
+    CHECK(result->get().round == 1);
+    CHECK(result->get().restart_count == 0);
+    CHECK(result->get().group_world_size() == 3);
+  }
+}
+
+TEST_CASE("Dynamic rendezvous fails on every host when --nnodes differs",
+          "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 2));
+  DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 3, 3));
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  RunUntil(io, [&] { return false; }, 50ms);
+  auto rb = Spawn(io, b.Next(std::nullopt));
+  RunUntil(io, [&] { return ra->done && rb->done; }, 3000ms);
+  REQUIRE(ra->done);
+  REQUIRE(rb->done);
+  CHECK_THAT(rb->message(), Catch::Contains("--nnodes=3 but the job's rendezvous uses --nnodes=2"));
+  CHECK_THAT(ra->message(), Catch::Contains("closed"));
+  CHECK_THAT(ra->message(), Catch::Contains("--nnodes=3"));
+}
+
+TEST_CASE("Dynamic rendezvous join timeout leaves the round and says how far it got",
+          "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto settings = Settings(server.port(), 0, 2, 2);
+  settings.join_timeout = 300ms;
+  std::vector<std::string> progress;
+  settings.progress = [&](const std::string& line) { progress.push_back(line); };
+  DynamicRendezvous a(io.get_executor(), settings);
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  RunUntil(io, [&] { return ra->done; }, 3000ms);
+  REQUIRE(ra->done);
+  CHECK_THAT(ra->message(), Catch::Contains("timed out"));
+  CHECK_THAT(ra->message(), Catch::Contains("1 host(s) had joined round 0"));
+  REQUIRE_FALSE(progress.empty());
+  CHECK_THAT(progress.front(), Catch::Contains("1 joined [127.0.0.1_5000]; need 1 more to start"));
+  // The next host does not count the one that left.
+  auto settings_b = Settings(server.port(), 1, 2, 2);
+  settings_b.join_timeout = 200ms;
+  DynamicRendezvous b(io.get_executor(), settings_b);
+  auto rb = Spawn(io, b.Next(std::nullopt));
+  RunUntil(io, [&] { return rb->done; }, 3000ms);
+  CHECK_THAT(rb->message(), Catch::Contains("1 host(s) had joined round 0"));
+}
+
+TEST_CASE("Dynamic rendezvous after Close refuses late hosts with the reason",
+          "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 1, 1));
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  RunUntil(io, [&] { return ra->done; }, 3000ms);
+  auto closing = Spawn(io, a.Close("the job finished"));
+  RunUntil(io, [&] { return closing->done; }, 3000ms);
+  DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 1, 1));
+  auto rb = Spawn(io, b.Next(std::nullopt));
+  RunUntil(io, [&] { return rb->done; }, 3000ms);
+  CHECK_THAT(rb->message(), Catch::Contains("the job finished"));
+}
+
+TEST_CASE("Dynamic rendezvous of 64 hosts completes quickly", "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
+  Results results;
+  auto started = Clock::now();
+  for (int id = 0; id < 64; ++id) {
+    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(),
+                                                         Settings(server.port(), id, 64, 64)));
+    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+  }
+  RunUntil(io, [&] { return AllDone(results); }, 10000ms);
+  auto elapsed = Clock::now() - started;
+  const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
+  WARN("64 in-process agents completed in " << ms << " ms");
+  CHECK(elapsed < 2s);
+  for (const auto& result : results) CHECK(result->get().group_world_size() == 64);
+}
+
+}  // namespace
+}  // namespace cpplaunch
