@@ -1,0 +1,74 @@
+#include "base/text.h"
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace cpplaunch {
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+std::string_view Strip(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\n\r\f\v";
+  const size_t begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const size_t at = text.find(sep);
+    out.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return out;
+    text.remove_prefix(at + 1);
+  }
+}
+
+std::optional<long long> ParsePythonInt(std::string_view text) {
+  text = Strip(text);
+  bool negative = false;
+  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
+    negative = text[0] == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty() || !IsDigit(text.front()) || !IsDigit(text.back())) return std::nullopt;
+  // Accumulate unsigned so that the one value whose magnitude exceeds LLONG_MAX (LLONG_MIN)
+  // can still be told apart from an overflow.
+  unsigned long long value = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '_' && IsDigit(text[i + 1])) continue;  // back() is a digit: i+1 is valid
+    if (!IsDigit(text[i])) return std::nullopt;
+    if (value > (std::numeric_limits<unsigned long long>::max() - 9) / 10) return std::nullopt;
+    value = value * 10 + static_cast<unsigned>(text[i] - '0');
+  }
+  constexpr auto kMax = static_cast<unsigned long long>(std::numeric_limits<long long>::max());
+  if (negative && value == kMax + 1) return std::numeric_limits<long long>::min();
+  if (value > kMax) return std::nullopt;
+  const auto signed_value = static_cast<long long>(value);
+  return negative ? -signed_value : signed_value;
+}
+
+std::optional<double> ParsePythonFloat(std::string_view text) {
+  std::string s(Strip(text));
+  std::erase(s, '_');
+  // strtod would take hexadecimal floats, which Python's float() refuses.
+  if (s.empty() || s.find_first_of("xX") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<int> ToInt(std::optional<long long> value) {
+  if (!value || *value < std::numeric_limits<int>::min() ||
+      *value > std::numeric_limits<int>::max()) {
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,29 @@
+#pragma once
+// Text helpers shared by every folder: whitespace stripping, splitting on one character, and
+// integers read the way Python reads them. Pure; no allocation beyond the returned values.
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace cpplaunch {
+
+// Python's str.strip() with no argument for ASCII text: drops " \t\n\r\f\v" at both ends.
+// The result views `s`.
+std::string_view Strip(std::string_view s);
+
+// Python's str.split(sep): every piece, empty ones included, so "" gives one empty piece and
+// "a,,b" gives three. Callers that want no pieces for empty text check for it first.
+std::vector<std::string_view> Split(std::string_view text, char sep);
+
+// Python's int(text) for base 10: surrounding whitespace, an optional sign, decimal digits
+// with single underscores between them. nullopt when malformed or outside 64 bits.
+std::optional<long long> ParsePythonInt(std::string_view text);
+
+// Python's float(text) without hexadecimal forms ("inf" and "nan" are accepted as Python does).
+std::optional<double> ParsePythonFloat(std::string_view text);
+
+// `value` when it fits in an int, else nullopt (so a parse and a range check compose).
+std::optional<int> ToInt(std::optional<long long> value);
+
+}  // namespace cpplaunch

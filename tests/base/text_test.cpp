@@ -1,0 +1,58 @@
+#include "base/text.h"
+
+#include <catch2/catch.hpp>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+using cpplaunch::ParsePythonFloat;
+using cpplaunch::ParsePythonInt;
+using cpplaunch::Split;
+using cpplaunch::Strip;
+using cpplaunch::ToInt;
+
+TEST_CASE("Strip drops Python's whitespace at both ends only") {
+  CHECK(Strip("  a b\t\n") == "a b");
+  CHECK(Strip("\f\v\r") == "");
+  CHECK(Strip("") == "");
+  CHECK(Strip("x") == "x");
+}
+
+TEST_CASE("Split keeps empty pieces as Python's str.split(sep) does") {
+  using V = std::vector<std::string_view>;
+  CHECK(Split("", ',') == V{""});
+  CHECK(Split("a", ',') == V{"a"});
+  CHECK(Split("a,,b", ',') == V{"a", "", "b"});
+  CHECK(Split(",a,", ',') == V{"", "a", ""});
+}
+
+TEST_CASE("ParsePythonInt reads int(text)") {
+  CHECK(ParsePythonInt(" 42 ") == 42);
+  CHECK(ParsePythonInt("+7") == 7);
+  CHECK(ParsePythonInt("-1_000") == -1000);
+  CHECK(ParsePythonInt("9223372036854775807") == std::numeric_limits<long long>::max());
+  CHECK(ParsePythonInt("-9223372036854775808") == std::numeric_limits<long long>::min());
+  CHECK_FALSE(ParsePythonInt("9223372036854775808"));
+  CHECK_FALSE(ParsePythonInt("1__0"));
+  CHECK_FALSE(ParsePythonInt("_1"));
+  CHECK_FALSE(ParsePythonInt("1_"));
+  CHECK_FALSE(ParsePythonInt(""));
+  CHECK_FALSE(ParsePythonInt("-"));
+  CHECK_FALSE(ParsePythonInt("0x10"));
+  CHECK_FALSE(ParsePythonInt("1.0"));
+}
+
+TEST_CASE("ParsePythonFloat reads float(text) without hexadecimal forms") {
+  CHECK(ParsePythonFloat(" 1.5 ") == 1.5);
+  CHECK(ParsePythonFloat("1_0.5") == 10.5);
+  CHECK(ParsePythonFloat("1e3") == 1000.0);
+  CHECK_FALSE(ParsePythonFloat("0x1p3"));
+  CHECK_FALSE(ParsePythonFloat("1.5s"));
+  CHECK_FALSE(ParsePythonFloat(""));
+}
+
+TEST_CASE("ToInt keeps values that fit in an int") {
+  CHECK(ToInt(2147483647LL) == 2147483647);
+  CHECK_FALSE(ToInt(2147483648LL));
+  CHECK_FALSE(ToInt(std::nullopt));
+}
