@@ -71,8 +71,8 @@ int WriteLines(long long total) {
   }
   long long left = total;
   while (left > 0) {
-    const std::size_t n = left < static_cast<long long>(block.size()) ? static_cast<std::size_t>(left)
-                                                                       : block.size();
+    const std::size_t n =
+        left < static_cast<long long>(block.size()) ? static_cast<std::size_t>(left) : block.size();
     std::size_t off = 0;
     while (off < n) {
       const ssize_t w = write(STDOUT_FILENO, block.data() + off, n - off);

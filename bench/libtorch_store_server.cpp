@@ -14,7 +14,6 @@
 #include <exception>
 #include <memory>
 #include <string>
-
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 namespace {

@@ -68,16 +68,22 @@ Options Parse(int argc, char** argv) {
       break;
     }
     if (i + 1 >= argc) break;
-    if (a == "--timeout-ms") o.timeout_ms = std::atol(argv[++i]);
-    else if (a == "--grace-ms") o.grace_ms = std::atol(argv[++i]);
-    else if (a == "--stdout") o.stdout_path = argv[++i];
-    else if (a == "--stderr") o.stderr_path = argv[++i];
-    else break;
+    if (a == "--timeout-ms")
+      o.timeout_ms = std::atol(argv[++i]);
+    else if (a == "--grace-ms")
+      o.grace_ms = std::atol(argv[++i]);
+    else if (a == "--stdout")
+      o.stdout_path = argv[++i];
+    else if (a == "--stderr")
+      o.stderr_path = argv[++i];
+    else
+      break;
   }
   for (; i < argc; ++i) o.command.push_back(argv[i]);
   if (o.command.empty()) {
-    std::fprintf(stderr,
-                 "usage: proc_run [--timeout-ms T] [--grace-ms G] [--stdout F] [--stderr F] -- CMD...\n");
+    std::fprintf(
+        stderr,
+        "usage: proc_run [--timeout-ms T] [--grace-ms G] [--stdout F] [--stderr F] -- CMD...\n");
     std::exit(2);
   }
   o.command.push_back(nullptr);
@@ -165,7 +171,7 @@ std::string JsonString(const std::string& s) {
 int main(int argc, char** argv) {
   Options o = Parse(argc, argv);
   prctl(PR_SET_CHILD_SUBREAPER, 1);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = OnAlarm;  // no SA_RESTART: the alarm interrupts wait4
   sigaction(SIGALRM, &sa, nullptr);
 
@@ -229,17 +235,20 @@ int main(int argc, char** argv) {
     t_gone = MonotonicNs();
   }
 
-  std::printf("{\"t_fork_ns\":%lld,\"t_exit_ns\":%lld,\"t_gone_ns\":%lld,", static_cast<long long>(t_fork),
-              static_cast<long long>(t_exit), static_cast<long long>(t_gone));
+  std::printf("{\"t_fork_ns\":%lld,\"t_exit_ns\":%lld,\"t_gone_ns\":%lld,",
+              static_cast<long long>(t_fork), static_cast<long long>(t_exit),
+              static_cast<long long>(t_gone));
   std::printf("\"wall_ms\":%.3f,\"gone_ms\":%.3f,", static_cast<double>(t_exit - t_fork) / 1e6,
               static_cast<double>(t_gone - t_fork) / 1e6);
   std::printf("\"exit_code\":%d,\"signal\":%d,\"maxrss_kb\":%ld,\"cpu_s\":%.4f,",
-              WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, ru.ru_maxrss,
+              WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+              WIFSIGNALED(status) ? WTERMSIG(status) : 0, ru.ru_maxrss,
               static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                   static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-  std::printf("\"alive_after_exit\":%d,\"killed_after_grace\":%d,\"timed_out\":%s,\"leftover\":[", alive_after_exit,
-              killed, timed_out ? "true" : "false");
-  for (std::size_t i = 0; i < leftover.size(); ++i) std::printf("%s%s", i ? "," : "", JsonString(leftover[i]).c_str());
+  std::printf("\"alive_after_exit\":%d,\"killed_after_grace\":%d,\"timed_out\":%s,\"leftover\":[",
+              alive_after_exit, killed, timed_out ? "true" : "false");
+  for (std::size_t i = 0; i < leftover.size(); ++i)
+    std::printf("%s%s", i ? "," : "", JsonString(leftover[i]).c_str());
   std::printf("]}\n");
   return 0;
 }

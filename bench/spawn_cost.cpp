@@ -123,7 +123,8 @@ int main(int argc, char** argv) {
   const std::string parent = OwnCgroupDir();
   const std::string dir = parent + "/bench-spawn-" + std::to_string(getpid());
   if (parent.empty() || mkdir(dir.c_str(), 0755) != 0) {
-    std::printf("{\"available\":false,\"reason\":\"no writable cgroup v2 directory (%s)\"}\n", parent.c_str());
+    std::printf("{\"available\":false,\"reason\":\"no writable cgroup v2 directory (%s)\"}\n",
+                parent.c_str());
     return 0;
   }
   const int procs_fd = open((dir + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);

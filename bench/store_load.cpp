@@ -54,7 +54,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
 struct Options {
@@ -86,15 +87,24 @@ Options Parse(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     const char* v = argv[i + 1];
-    if (a == "--host") o.host = v;
-    else if (a == "--port") o.port = std::atoi(v);
-    else if (a == "--clients") o.clients = std::atoi(v);
-    else if (a == "--seconds") o.seconds = std::atof(v);
-    else if (a == "--warmup-ms") o.warmup_ms = std::atoi(v);
-    else if (a == "--threads") o.threads = std::max(1, std::atoi(v));
-    else if (a == "--timeout-s") o.timeout_s = std::atof(v);
-    else if (a == "--callback-sockets") o.callback_sockets = std::atoi(v) != 0;
-    else if (a == "--spread-sources") g_spread_sources = std::atoi(v) != 0;
+    if (a == "--host")
+      o.host = v;
+    else if (a == "--port")
+      o.port = std::atoi(v);
+    else if (a == "--clients")
+      o.clients = std::atoi(v);
+    else if (a == "--seconds")
+      o.seconds = std::atof(v);
+    else if (a == "--warmup-ms")
+      o.warmup_ms = std::atoi(v);
+    else if (a == "--threads")
+      o.threads = std::max(1, std::atoi(v));
+    else if (a == "--timeout-s")
+      o.timeout_s = std::atof(v);
+    else if (a == "--callback-sockets")
+      o.callback_sockets = std::atoi(v) != 0;
+    else if (a == "--spread-sources")
+      g_spread_sources = std::atoi(v) != 0;
     else {
       std::fprintf(stderr, "store_load: unknown option %s\n", a.c_str());
       std::exit(2);
@@ -138,7 +148,7 @@ std::string Encode(Command command, std::vector<std::string> keys, std::vector<B
 struct Conn {
   int fd = -1;
   int id = 0;
-  int step = 0;           // position in the mode's script
+  int step = 0;            // position in the mode's script
   std::uint64_t iter = 0;  // throughput: iteration count
   std::int64_t sent_ns = 0;
   std::string out;
@@ -195,7 +205,8 @@ sockaddr_in Address(const Options& o) {
     std::exit(2);
   }
   if (g_spread_sources && (ntohl(a.sin_addr.s_addr) >> 24) != 127) {
-    std::fprintf(stderr, "store_load: --spread-sources needs a loopback --host (or --spread-sources 0)\n");
+    std::fprintf(stderr,
+                 "store_load: --spread-sources needs a loopback --host (or --spread-sources 0)\n");
     std::exit(2);
   }
   return a;
@@ -243,8 +254,9 @@ class Engine {
         if (errno == EINTR) continue;
         Die("epoll_wait");
       }
-      for (int i = 0; i < n; ++i) Handle(*static_cast<Conn*>(events[static_cast<std::size_t>(i)].data.ptr),
-                                         events[static_cast<std::size_t>(i)].events, buf);
+      for (int i = 0; i < n; ++i)
+        Handle(*static_cast<Conn*>(events[static_cast<std::size_t>(i)].data.ptr),
+               events[static_cast<std::size_t>(i)].events, buf);
     }
   }
 
@@ -255,7 +267,8 @@ class Engine {
   bool StartConnect(Conn& c) {
     c.fd = OpenSocket();
     BindSource(c.fd, ++sources_used_);
-    if (connect(c.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0 && errno != EINPROGRESS) {
+    if (connect(c.fd, reinterpret_cast<const sockaddr*>(&addr_), sizeof addr_) != 0 &&
+        errno != EINPROGRESS) {
       return false;
     }
     epoll_event ev{};
@@ -348,8 +361,8 @@ class Engine {
   void Fail(Conn& c, const char* why) {
     if (c.failed || c.done) return;
     if (first_failure_.empty()) {
-      first_failure_ = std::string(why) + " (client " + std::to_string(c.id) + ", step " + std::to_string(c.step) +
-                       ", errno " + std::strerror(errno) + ")";
+      first_failure_ = std::string(why) + " (client " + std::to_string(c.id) + ", step " +
+                       std::to_string(c.step) + ", errno " + std::strerror(errno) + ")";
     }
     c.failed = true;
     --live_;
@@ -371,7 +384,8 @@ class MixScript : public Script {
  public:
   static constexpr int kKeysPerClient = 8;
 
-  explicit MixScript(int clients) : set_wait_(static_cast<std::size_t>(clients)), get_(set_wait_.size()) {
+  explicit MixScript(int clients)
+      : set_wait_(static_cast<std::size_t>(clients)), get_(set_wait_.size()) {
     const Bytes value(32, 'v');
     for (int c = 0; c < clients; ++c) {
       for (int k = 0; k < kKeysPerClient; ++k) {
@@ -414,8 +428,10 @@ class MixScript : public Script {
     const auto id = static_cast<std::size_t>(c.id);
     const auto k = static_cast<std::size_t>(c.iter % kKeysPerClient);
     c.step = c.step % 3 + 1;
-    if (c.step == 1) Queue(c, set_wait_[id][k], ReplyShape::kU8);
-    else if (c.step == 2) Queue(c, get_[id][k], ReplyShape::kBytes);
+    if (c.step == 1)
+      Queue(c, set_wait_[id][k], ReplyShape::kU8);
+    else if (c.step == 2)
+      Queue(c, get_[id][k], ReplyShape::kBytes);
     else {
       Queue(c, add_, ReplyShape::kI64);
       ++c.iter;
@@ -466,7 +482,9 @@ int CountFailed(const std::vector<std::unique_ptr<Conn>>& conns) {
 double OwnCpuSeconds() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return seconds(ru.ru_utime) + seconds(ru.ru_stime);
 }
 
@@ -511,12 +529,14 @@ int RunThroughput(const Options& o, long fd_limit) {
   const double own_cpu_us = OwnCpuSeconds() * 1e6;
   std::printf(
       "{\"mode\":\"throughput\",\"clients\":%d,\"threads\":%zu,\"seconds\":%.3f,\"ops\":%llu,"
-      "\"all_ops\":%llu,\"round_trips\":%zu,\"ops_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
-      "\"driver_cpu_us_per_op\":%.2f,\"failed_connections\":%d,\"first_failure\":\"%s\",\"fd_limit\":%ld}\n",
+      "\"all_ops\":%llu,\"round_trips\":%zu,\"ops_per_s\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,"
+      "\"max_us\":%.1f,"
+      "\"driver_cpu_us_per_op\":%.2f,\"failed_connections\":%d,\"first_failure\":\"%s\",\"fd_"
+      "limit\":%ld}\n",
       o.clients, engines.size(), o.seconds, static_cast<unsigned long long>(ops),
-      static_cast<unsigned long long>(all_ops), round_trips,
-      static_cast<double>(ops) / o.seconds, Percentile(lat, 0.50), Percentile(lat, 0.99),
-      Percentile(lat, 1.0), all_ops ? own_cpu_us / static_cast<double>(all_ops) : 0.0, failed,
+      static_cast<unsigned long long>(all_ops), round_trips, static_cast<double>(ops) / o.seconds,
+      Percentile(lat, 0.50), Percentile(lat, 0.99), Percentile(lat, 1.0),
+      all_ops ? own_cpu_us / static_cast<double>(all_ops) : 0.0, failed,
       FirstFailure(engines).c_str(), fd_limit);
   return failed == 0 ? 0 : 1;
 }
@@ -525,13 +545,15 @@ int RunThroughput(const Options& o, long fd_limit) {
 
 class StormScript : public Script {
  public:
-  StormScript(int clients, bool callback_sockets) : clients_(clients), callback_sockets_(callback_sockets) {
+  StormScript(int clients, bool callback_sockets)
+      : clients_(clients), callback_sockets_(callback_sockets) {
     const Bytes value(32, 'a');
     add_init_ = Encode(Command::kAdd, {"init/"}, {}, 1);
     arrive_.reserve(static_cast<std::size_t>(clients));
     get_next_.reserve(static_cast<std::size_t>(clients));
     for (int i = 0; i < clients; ++i) {
-      arrive_.push_back(Encode(Command::kSet, {RankKey(i)}, {value}) + Encode(Command::kAdd, {"/storm/arrived"}, {}, 1));
+      arrive_.push_back(Encode(Command::kSet, {RankKey(i)}, {value}) +
+                        Encode(Command::kAdd, {"/storm/arrived"}, {}, 1));
       get_next_.push_back(Encode(Command::kGet, {RankKey((i + 1) % clients)}));
     }
     wait_go_ = Encode(Command::kWait, {"/storm/go"});
@@ -549,13 +571,17 @@ class StormScript : public Script {
     switch (c.step++) {
       case 1:
         stamp(initialized_);
-        if (callback_sockets_) c.open_callback = true;
-        else OnCallbackConnected(c);
+        if (callback_sockets_)
+          c.open_callback = true;
+        else
+          OnCallbackConnected(c);
         break;
       case 2:
         stamp(joined_);
-        if (r.number == clients_) Queue(c, set_go_ + wait_go_, ReplyShape::kU8);
-        else Queue(c, wait_go_, ReplyShape::kU8);
+        if (r.number == clients_)
+          Queue(c, set_go_ + wait_go_, ReplyShape::kU8);
+        else
+          Queue(c, wait_go_, ReplyShape::kU8);
         break;
       case 3:
         stamp(released_);
@@ -610,11 +636,13 @@ int RunStorm(const Options& o, long fd_limit) {
   auto ms = [t0](std::int64_t t) { return t == 0 ? -1.0 : static_cast<double>(t - t0) / 1e6; };
   std::printf(
       "{\"mode\":\"storm\",\"clients\":%d,\"total_ms\":%.3f,\"connect_calls_ms\":%.3f,"
-      "\"last_connected_ms\":%.3f,\"last_init_ms\":%.3f,\"last_callback_ms\":%.3f,\"last_joined_ms\":%.3f,\"last_released_ms\":%.3f,"
+      "\"last_connected_ms\":%.3f,\"last_init_ms\":%.3f,\"last_callback_ms\":%.3f,\"last_joined_"
+      "ms\":%.3f,\"last_released_ms\":%.3f,"
       "\"failed_connections\":%d,\"bad_values\":%d,\"timed_out\":%s,\"callback_sockets\":%s,"
       "\"first_failure\":\"%s\",\"fd_limit\":%ld}\n",
       o.clients, failed == 0 ? ms(script.finished_) : ms(t_end), ms(connect_calls_done),
-      ms(script.connected_), ms(script.initialized_), ms(script.callback_connected_), ms(script.joined_), ms(script.released_), failed, script.bad_values_,
+      ms(script.connected_), ms(script.initialized_), ms(script.callback_connected_),
+      ms(script.joined_), ms(script.released_), failed, script.bad_values_,
       engine.live() > 0 ? "true" : "false", o.callback_sockets ? "true" : "false",
       engine.first_failure().c_str(), fd_limit);
   return failed == 0 && script.bad_values_ == 0 ? 0 : 1;
@@ -645,8 +673,8 @@ int RunCheck(const Options& o) {
   for (char& ch : problem) {
     if (ch == '"' || ch == '\\') ch = '\'';
   }
-  std::printf("{\"mode\":\"check\",\"ok\":%s,\"problem\":\"%s\"}\n", problem.empty() ? "true" : "false",
-              problem.c_str());
+  std::printf("{\"mode\":\"check\",\"ok\":%s,\"problem\":\"%s\"}\n",
+              problem.empty() ? "true" : "false", problem.c_str());
   return problem.empty() ? 0 : 1;
 }
 
@@ -657,7 +685,8 @@ int main(int argc, char** argv) {
   const cpplaunch::Options o = cpplaunch::Parse(argc, argv);
   const long fd_limit = cpplaunch::RaiseFileLimit();
   if (2L * o.clients + 64 > fd_limit) {
-    std::fprintf(stderr, "store_load: %d clients need more than the file limit %ld\n", o.clients, fd_limit);
+    std::fprintf(stderr, "store_load: %d clients need more than the file limit %ld\n", o.clients,
+                 fd_limit);
     return 2;
   }
   if (o.mode == "throughput") return cpplaunch::RunThroughput(o, fd_limit);

@@ -8,9 +8,6 @@
 // synthetic two-cluster task. Gradients are all-reduced and averaged each step (what DDP does),
 // so all replicas stay identical; the program checks that at the end. This is the only file of
 // the trainer that includes LibTorch (a translation unit with <torch/torch.h> compiles slowly).
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -21,6 +18,9 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <vector>
 
 #include "examples/distributed_shard.h"
@@ -300,8 +300,8 @@ struct Trainer {
   double TestAccuracy() {
     torch::NoGradGuard no_grad;
     model->eval();
-    auto mine = EvalShardIndices(options.test_samples, cluster.env().world_size,
-                                 cluster.env().rank);
+    auto mine =
+        EvalShardIndices(options.test_samples, cluster.env().world_size, cluster.env().rank);
     torch::Tensor counts = torch::zeros({2}, torch::kDouble);
     if (!mine.empty()) {
       torch::Tensor index = torch::tensor(mine, torch::kLong);
@@ -343,8 +343,8 @@ struct Trainer {
 };
 
 void HoldForTest(const Cluster& cluster, int epoch, std::chrono::seconds timeout) {
-  Say("rank %d (pid %d): holding after epoch %d until killed (--hold-at-epoch)",
-      cluster.env().rank, static_cast<int>(::getpid()), epoch);
+  Say("rank %d (pid %d): holding after epoch %d until killed (--hold-at-epoch)", cluster.env().rank,
+      static_cast<int>(::getpid()), epoch);
   const auto deadline = Clock::now() + timeout;
   while (Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Say("rank %d: nobody killed me within %lld s, continuing", cluster.env().rank,
@@ -384,16 +384,16 @@ int Train(const TrainerOptions& options, const LaunchEnv& env) {
                   MakeTwoClusters(centre, options.train_samples, options.seed + 1),
                   MakeTwoClusters(centre, options.test_samples, options.seed + 2),
                   model,
-                  torch::optim::SGD(model->parameters(), torch::optim::SGDOptions(
-                                                             options.learning_rate)
-                                                             .momentum(options.momentum))};
+                  torch::optim::SGD(
+                      model->parameters(),
+                      torch::optim::SGDOptions(options.learning_rate).momentum(options.momentum))};
   if (cluster.leader()) PrintBanner(cluster, options, CountParameters(model));
 
   const int completed = Resume(cluster, options, model, trainer.optimizer);
   BroadcastParameters(cluster, model);
   if (cluster.leader() && completed > 0) {
-    Say("resumed from checkpoint %s after epoch %d; continuing at epoch %d", options.checkpoint.c_str(),
-        completed, completed + 1);
+    Say("resumed from checkpoint %s after epoch %d; continuing at epoch %d",
+        options.checkpoint.c_str(), completed, completed + 1);
   }
 
   double test_accuracy = completed > 0 ? trainer.TestAccuracy() : 0;
@@ -431,7 +431,8 @@ int main(int argc, char** argv) {
       std::fputs(ex::TrainerUsage().c_str(), stdout);
       return 0;
     }
-    const ex::LaunchEnv env = ex::ParseLaunchEnv([](const char* name) { return std::getenv(name); });
+    const ex::LaunchEnv env =
+        ex::ParseLaunchEnv([](const char* name) { return std::getenv(name); });
     rank = env.rank;
     return ex::Train(options, env);
   } catch (const ex::UsageError& e) {

@@ -30,7 +30,7 @@ struct TrainerOptions {
   std::int64_t test_samples = 1024;
   std::int64_t hidden = 32;
   std::uint64_t seed = 1234;
-  std::string checkpoint;  // empty: no checkpoints, no resume
+  std::string checkpoint;             // empty: no checkpoints, no resume
   std::chrono::seconds timeout{120};  // store connect and collective timeout
   bool help = false;
   // Test hooks. hold_at_epoch: on the first attempt only, every rank stops after that epoch's

@@ -10,8 +10,8 @@
 
 #include "launcher/agent/agent.h"
 #include "launcher/agent/host_info.h"
-#include "launcher/process/job_sentinel.h"
 #include "launcher/cli/options.h"
+#include "launcher/process/job_sentinel.h"
 
 int main(int argc, char** argv) {
   using namespace cpplaunch;

@@ -11,7 +11,9 @@ using Clock = AsyncStoreClient::Clock;
 
 // COMPARE_SET with this `expected` never stores anything (no state can equal it), so its reply is
 // the current value, or `expected` itself when the key is missing: a one-round-trip read.
-const Bytes kAbsentProbe = std::string("\x01" "absent");
+const Bytes kAbsentProbe = std::string(
+    "\x01"
+    "absent");
 
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -55,9 +57,8 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   const auto deadline = started + settings_.join_timeout;
   const NodeInfo& self = settings_.self;
   if (!client_.connected()) {
-    co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port,
-                                 self.Label(), deadline, settings_.progress_interval,
-                                 settings_.progress);
+    co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port, self.Label(),
+                                 deadline, settings_.progress_interval, settings_.progress);
     CompleteSelf(client_, &settings_);
   }
   if (!published_) {
@@ -107,22 +108,21 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
       }
       case JoinAction::kWait: {
         if (Clock::now() >= deadline) {
-          std::string state = snapshot.state
-                                  ? std::to_string(snapshot.state->participants.size()) +
-                                        " host(s) had joined round " +
-                                        std::to_string(snapshot.state->round)
-                                  : "no host had joined";
+          std::string state = snapshot.state ? std::to_string(snapshot.state->participants.size()) +
+                                                   " host(s) had joined round " +
+                                                   std::to_string(snapshot.state->round)
+                                             : "no host had joined";
           co_await Leave(snapshot);
           throw RendezvousError("rendezvous of job '" + settings_.run_id + "' at the store " +
                                 client_.peer() + " timed out on " + self.Label() + " after " +
-                                FormatSeconds(Clock::now() - started) + " (join_timeout): " +
-                                state + ", --nnodes=" +
-                                Nnodes(settings_.min_nodes, settings_.max_nodes));
+                                FormatSeconds(Clock::now() - started) +
+                                " (join_timeout): " + state +
+                                ", --nnodes=" + Nnodes(settings_.min_nodes, settings_.max_nodes));
         }
         auto until = std::min(deadline, next_progress_);
         if (decision.wake_at_ms != 0) {
-          until = std::min(until, Clock::now() + std::chrono::milliseconds(
-                                                     decision.wake_at_ms - WallMs()));
+          until = std::min(
+              until, Clock::now() + std::chrono::milliseconds(decision.wake_at_ms - WallMs()));
         }
         co_await WaitForChange(snapshot, until);
         if (Clock::now() >= next_progress_) {
@@ -212,8 +212,7 @@ Rendezvous::Task<void> DynamicRendezvous::Leave(Snapshot snapshot) {
   }
 }
 
-Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousState& state,
-                                                             int rank,
+Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousState& state, int rank,
                                                              Clock::time_point deadline) {
   std::vector<std::string> keys;
   for (const auto& id : state.participants) keys.push_back(NodeKey(id));
@@ -248,8 +247,8 @@ void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time
   if (!settings_.progress) return;
   const int joined = static_cast<int>(state.participants.size());
   std::string line = "waiting for hosts of job '" + settings_.run_id + "' (round " +
-                     std::to_string(state.round) + ", --nnodes=" +
-                     Nnodes(state.min_nodes, state.max_nodes) + ") at the store " +
+                     std::to_string(state.round) +
+                     ", --nnodes=" + Nnodes(state.min_nodes, state.max_nodes) + ") at the store " +
                      client_.peer() + ": ";
   if (state.complete) {
     line += "the job is running with " + std::to_string(joined) + " host(s); ";

@@ -9,9 +9,9 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/rendezvous.h"
 #include "rendezvous/rendezvous_state.h"
+#include "rendezvous/store/async_store_client.h"
 
 namespace cpplaunch {
 

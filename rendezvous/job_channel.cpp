@@ -1,14 +1,13 @@
 #include "rendezvous/job_channel.h"
 
 #include <algorithm>
-#include <map>
-#include <vector>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <map>
+#include <vector>
 
 #include "rendezvous/store/async_store_client.h"
 #include "rendezvous/store_steps.h"
@@ -22,9 +21,7 @@ namespace {
 constexpr auto kForever = std::chrono::hours(24 * 400);
 constexpr auto kShortestTick = std::chrono::milliseconds(10);
 
-std::string SecondsText(std::chrono::milliseconds duration) {
-  return FormatSeconds(duration);
-}
+std::string SecondsText(std::chrono::milliseconds duration) { return FormatSeconds(duration); }
 
 }  // namespace
 
@@ -145,10 +142,10 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     notice.host = lost.hostname;
     notice.addr = lost.addr;
     notice.node_rank = rank;
-    notice.detail =
-        "no heartbeat for " + FormatSeconds(silent) + " (keep_alive_interval " +
-        SecondsText(settings.keep_alive_interval) + " x keep_alive_max_attempt " +
-        std::to_string(settings.keep_alive_max_attempt) + "), noticed by " + self().Label();
+    notice.detail = "no heartbeat for " + FormatSeconds(silent) + " (keep_alive_interval " +
+                    SecondsText(settings.keep_alive_interval) + " x keep_alive_max_attempt " +
+                    std::to_string(settings.keep_alive_max_attempt) + "), noticed by " +
+                    self().Label();
     Deliver(co_await PublishRoundEnd(beat, settings.run_id, round.round, notice));
   }
 };

@@ -16,17 +16,16 @@
 // Lifetime: Stop() (or the destructor) closes the connections; the background loops then end
 // by themselves without calling the handler.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
+#include <utility>
 
 #include "rendezvous/node_info.h"
 #include "rendezvous/rendezvous.h"
+#include "rendezvous/store/asio_coroutine.h"
 
 namespace cpplaunch {
 

@@ -12,20 +12,26 @@ constexpr std::string_view kWhat = "store value";
 
 const char* KindName(RoundEndKind kind) {
   switch (kind) {
-    case RoundEndKind::kWorkerFailure: return "worker_failure";
-    case RoundEndKind::kAgentStopped: return "agent_stopped";
-    case RoundEndKind::kPeerLost: return "peer_lost";
-    case RoundEndKind::kMembershipChange: return "membership_change";
-    case RoundEndKind::kConfigError: return "config_error";
-    case RoundEndKind::kStoreLost: return "store_lost";
+    case RoundEndKind::kWorkerFailure:
+      return "worker_failure";
+    case RoundEndKind::kAgentStopped:
+      return "agent_stopped";
+    case RoundEndKind::kPeerLost:
+      return "peer_lost";
+    case RoundEndKind::kMembershipChange:
+      return "membership_change";
+    case RoundEndKind::kConfigError:
+      return "config_error";
+    case RoundEndKind::kStoreLost:
+      return "store_lost";
   }
   return "unknown";
 }
 
 std::optional<RoundEndKind> KindFromName(std::string_view name) {
-  for (auto kind : {RoundEndKind::kWorkerFailure, RoundEndKind::kAgentStopped,
-                    RoundEndKind::kPeerLost, RoundEndKind::kMembershipChange,
-                    RoundEndKind::kConfigError, RoundEndKind::kStoreLost}) {
+  for (auto kind :
+       {RoundEndKind::kWorkerFailure, RoundEndKind::kAgentStopped, RoundEndKind::kPeerLost,
+        RoundEndKind::kMembershipChange, RoundEndKind::kConfigError, RoundEndKind::kStoreLost}) {
     if (name == KindName(kind)) return kind;
   }
   return std::nullopt;
@@ -86,8 +92,8 @@ std::string RoundEnd::Describe() const {
   }
   switch (kind) {
     case RoundEndKind::kWorkerFailure:
-      return "worker rank " + std::to_string(rank) + " (local rank " +
-             std::to_string(local_rank) + ") on " + place + " failed: " + detail;
+      return "worker rank " + std::to_string(rank) + " (local rank " + std::to_string(local_rank) +
+             ") on " + place + " failed: " + detail;
     case RoundEndKind::kAgentStopped:
       return "the agent on " + place + " stopped: " + detail;
     case RoundEndKind::kPeerLost:

@@ -10,11 +10,11 @@ namespace cpplaunch {
 
 // One agent of the job.
 struct NodeInfo {
-  std::string node_id;      // unique per agent process: "<addr>_<pid>"
-  std::string addr;         // advertised numeric address (--local-addr or the store route)
-  std::string hostname;     // for messages only
+  std::string node_id;   // unique per agent process: "<addr>_<pid>"
+  std::string addr;      // advertised numeric address (--local-addr or the store route)
+  std::string hostname;  // for messages only
   int local_world_size = 0;
-  int nnodes_min = 0;       // the --nnodes this agent was started with, for mismatch messages
+  int nnodes_min = 0;  // the --nnodes this agent was started with, for mismatch messages
   int nnodes_max = 0;
   int max_restarts = 0;
 
@@ -38,12 +38,12 @@ enum class RoundEndKind {
 
 struct RoundEnd {
   RoundEndKind kind = RoundEndKind::kWorkerFailure;
-  std::string host;      // hostname of the agent that reported (or the lost agent)
+  std::string host;  // hostname of the agent that reported (or the lost agent)
   std::string addr;
-  int node_rank = -1;    // group rank of that agent, -1 if none
-  int rank = -1;         // global rank of the failed worker, -1 if none
+  int node_rank = -1;  // group rank of that agent, -1 if none
+  int rank = -1;       // global rank of the failed worker, -1 if none
   int local_rank = -1;
-  std::string detail;    // "exitcode 1", "killed by SIGSEGV", a config message, ...
+  std::string detail;  // "exitcode 1", "killed by SIGSEGV", a config message, ...
 
   bool counts_as_failure() const { return kind != RoundEndKind::kMembershipChange; }
   // One line: "worker rank 3 (local rank 1) on host-b (node rank 1, 10.0.0.2): exitcode 1".

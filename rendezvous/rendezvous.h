@@ -10,13 +10,11 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
-
-#include <boost/asio/awaitable.hpp>
-
 #include "rendezvous/node_info.h"
+#include "rendezvous/store/asio_coroutine.h"
 
 namespace cpplaunch {
 
@@ -31,8 +29,8 @@ struct RendezvousSettings {
   std::string run_id = "none";
   int min_nodes = 1;
   int max_nodes = 1;
-  int node_rank = 0;     // static only
-  int max_restarts = 0;  // checked against the other hosts'
+  int node_rank = 0;       // static only
+  int max_restarts = 0;    // checked against the other hosts'
   std::string store_host;  // where the agents' store listens (numeric or name)
   int store_port = 0;
   std::string master_addr;  // what workers get as MASTER_ADDR / MASTER_PORT
@@ -55,7 +53,7 @@ struct RendezvousSettings {
 
 struct RendezvousResult {
   int64_t round = 0;
-  int restart_count = 0;      // TORCHELASTIC_RESTART_COUNT, the same on every host
+  int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT, the same on every host
   int group_rank = 0;
   std::vector<NodeInfo> nodes;  // indexed by group rank
   std::string master_addr;
@@ -67,9 +65,9 @@ struct RendezvousResult {
 
 // How the previous round ended, for the next call of Next().
 struct RoundTransition {
-  int64_t round = 0;          // the round that ended
-  int restart_count = 0;      // its restart count
-  bool failure = true;        // true: the new round consumes a restart (count + 1)
+  int64_t round = 0;      // the round that ended
+  int restart_count = 0;  // its restart count
+  bool failure = true;    // true: the new round consumes a restart (count + 1)
 };
 
 class Rendezvous {
@@ -96,7 +94,7 @@ void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings);
 // Store keys of the agents, in one place. Agents' keys never start with '/', so they cannot
 // collide with PyTorch clients' keys (which always do, except "init/").
 namespace rendezvous_keys {
-std::string Base(const std::string& run_id);  // "cpplaunch/<run_id>/"
+std::string Base(const std::string& run_id);                  // "cpplaunch/<run_id>/"
 std::string Round(const std::string& run_id, int64_t round);  // Base + "r<round>/"
 std::string Heartbeat(const std::string& run_id, const std::string& node_id);
 }  // namespace rendezvous_keys

@@ -82,8 +82,7 @@ RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
   return next;
 }
 
-JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& me,
-                              int64_t now_ms) {
+JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& me, int64_t now_ms) {
   if (state.RankOf(me.node_id) < 0) {
     if (static_cast<int>(state.participants.size()) < state.max_nodes) {
       return AddParticipant(state, me, now_ms);
@@ -142,8 +141,7 @@ std::string RendezvousState::Encode() const {
   return out.text();
 }
 
-std::optional<RendezvousState> RendezvousState::Decode(std::string_view text,
-                                                       std::string* error) {
+std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, std::string* error) {
   auto fields = TextRecord::Parse(text, "rendezvous state", error);
   if (!fields) return std::nullopt;
   RendezvousState state;
@@ -195,19 +193,18 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
     JoinDecision decision;
     decision.action = JoinAction::kClosed;
     decision.next = state;
-    decision.message = state.closed_reason.empty() ? "the job's rendezvous is closed"
-                                                   : state.closed_reason;
+    decision.message =
+        state.closed_reason.empty() ? "the job's rendezvous is closed" : state.closed_reason;
     return decision;
   }
   if (state.min_nodes != me.min_nodes || state.max_nodes != me.max_nodes) {
     JoinDecision decision;
     decision.action = JoinAction::kMismatch;
     decision.next = state;
-    decision.message = "this host was started with --nnodes=" +
-                       NnodesText(me.min_nodes, me.max_nodes) +
-                       " but the job's rendezvous uses --nnodes=" +
-                       NnodesText(state.min_nodes, state.max_nodes) +
-                       " (set by the first host that joined)";
+    decision.message =
+        "this host was started with --nnodes=" + NnodesText(me.min_nodes, me.max_nodes) +
+        " but the job's rendezvous uses --nnodes=" + NnodesText(state.min_nodes, state.max_nodes) +
+        " (set by the first host that joined)";
     return decision;
   }
   if (state.round < me.min_round) return AddParticipant(NewRound(state, me), me, now_ms);

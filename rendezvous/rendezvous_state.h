@@ -28,10 +28,10 @@
 namespace cpplaunch {
 
 struct RendezvousState {
-  int64_t version = 0;        // bumped by every write; waiters wait for version + 1
+  int64_t version = 0;  // bumped by every write; waiters wait for version + 1
   int64_t round = 0;
-  int restart_count = 0;      // failure-triggered restarts so far (job-wide)
-  int min_nodes = 0;          // recorded by the first node, checked against every later node
+  int restart_count = 0;  // failure-triggered restarts so far (job-wide)
+  int min_nodes = 0;      // recorded by the first node, checked against every later node
   int max_nodes = 0;
   bool complete = false;
   bool closed = false;

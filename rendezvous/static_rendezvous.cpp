@@ -37,8 +37,7 @@ std::string StaticRendezvous::Where() const {
   return "node rank " + std::to_string(settings_.node_rank) + " (" + settings_.self.Label() + ")";
 }
 
-Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
-    std::optional<RoundTransition> previous) {
+Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTransition> previous) {
   const auto deadline = Clock::now() + settings_.timeout;
   const int64_t round = previous ? previous->round + 1 : 0;
   const int nnodes = settings_.max_nodes;
@@ -53,9 +52,9 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
   }
   const std::string& run_id = settings_.run_id;
   if (co_await client_.Add(ClaimKey(run_id, round, settings_.node_rank), 1) > 1) {
-    co_await FailConfig(round, "two hosts were started with --node-rank=" +
-                                   std::to_string(settings_.node_rank) + " (one of them is " +
-                                   Where() + ")");
+    co_await FailConfig(
+        round, "two hosts were started with --node-rank=" + std::to_string(settings_.node_rank) +
+                   " (one of them is " + Where() + ")");
   }
   // Published before any check, so that the other hosts see this host's view of the job
   // (its --nnodes) and fail with the same message instead of waiting for their timeout.
@@ -64,10 +63,10 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
   std::vector<Bytes> values{settings_.self.Encode(), "0"};
   co_await client_.MultiSet(std::move(keys), std::move(values));
   if (settings_.node_rank >= nnodes) {
-    co_await FailConfig(round, Where() + " was started with --node-rank=" +
-                                   std::to_string(settings_.node_rank) + " and --nnodes=" +
-                                   std::to_string(nnodes) + " (node ranks are 0.." +
-                                   std::to_string(nnodes - 1) + ")");
+    co_await FailConfig(
+        round, Where() + " was started with --node-rank=" + std::to_string(settings_.node_rank) +
+                   " and --nnodes=" + std::to_string(nnodes) + " (node ranks are 0.." +
+                   std::to_string(nnodes - 1) + ")");
   }
   co_await CheckHost(round, deadline);
 
@@ -75,8 +74,7 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
   result.nodes = co_await GatherNodes(round, deadline);
   co_await CheckAgreement(round, result.nodes, 0);
   result.round = round;
-  result.restart_count =
-      previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+  result.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
   result.group_rank = settings_.node_rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
@@ -95,7 +93,7 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(
 }
 
 Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t round,
-                                                                       Clock::time_point deadline) {
+                                                                      Clock::time_point deadline) {
   const int nnodes = settings_.max_nodes;
   std::vector<std::string> keys;
   for (int rank = 0; rank < nnodes; ++rank) keys.push_back(NodeKey(settings_.run_id, round, rank));
@@ -162,20 +160,19 @@ Rendezvous::Task<void> StaticRendezvous::CheckAgreement(int64_t round,
                                                         int first_rank) {
   const NodeInfo& self = settings_.self;
   const int mine = settings_.node_rank - first_rank;
-  if (mine >= 0 && mine < static_cast<int>(nodes.size()) &&
-      nodes[mine].node_id != self.node_id) {
-    co_await FailConfig(round, "two hosts were started with --node-rank=" +
-                                   std::to_string(settings_.node_rank) + ": " + Where() +
-                                   " and " + nodes[mine].Label());
+  if (mine >= 0 && mine < static_cast<int>(nodes.size()) && nodes[mine].node_id != self.node_id) {
+    co_await FailConfig(
+        round, "two hosts were started with --node-rank=" + std::to_string(settings_.node_rank) +
+                   ": " + Where() + " and " + nodes[mine].Label());
   }
   for (size_t rank = 0; rank < nodes.size(); ++rank) {
     const NodeInfo& other = nodes[rank];
     if (other.nnodes_min != self.nnodes_min || other.nnodes_max != self.nnodes_max) {
-      co_await FailConfig(round, "node rank " + std::to_string(rank + first_rank) + " (" +
-                                     other.Label() + ") was started with --nnodes=" +
-                                     Nnodes(other.nnodes_min, other.nnodes_max) + " but " +
-                                     Where() + " with --nnodes=" +
-                                     Nnodes(self.nnodes_min, self.nnodes_max));
+      co_await FailConfig(
+          round, "node rank " + std::to_string(rank + first_rank) + " (" + other.Label() +
+                     ") was started with --nnodes=" + Nnodes(other.nnodes_min, other.nnodes_max) +
+                     " but " + Where() +
+                     " with --nnodes=" + Nnodes(self.nnodes_min, self.nnodes_max));
     }
     if (other.max_restarts != self.max_restarts) {
       co_await FailConfig(round, "node rank " + std::to_string(rank + first_rank) + " (" +

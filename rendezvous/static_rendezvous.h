@@ -10,8 +10,8 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/rendezvous.h"
+#include "rendezvous/store/async_store_client.h"
 
 namespace cpplaunch {
 
@@ -27,7 +27,8 @@ class StaticRendezvous : public Rendezvous {
   void Cancel() override { client_.Close(); }
 
  private:
-  Task<std::vector<NodeInfo>> GatherNodes(int64_t round, AsyncStoreClient::Clock::time_point deadline);
+  Task<std::vector<NodeInfo>> GatherNodes(int64_t round,
+                                          AsyncStoreClient::Clock::time_point deadline);
   Task<void> CheckHost(int64_t round, AsyncStoreClient::Clock::time_point deadline);
   // nodes[i] is node rank first_rank + i.
   Task<void> CheckAgreement(int64_t round, const std::vector<NodeInfo>& nodes, int first_rank);

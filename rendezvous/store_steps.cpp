@@ -1,9 +1,8 @@
 #include "rendezvous/store_steps.h"
 
 #include <algorithm>
-#include <cstdio>
-
 #include <boost/asio/this_coro.hpp>
+#include <cstdio>
 
 namespace cpplaunch {
 namespace asio = boost::asio;

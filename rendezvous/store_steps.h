@@ -7,15 +7,13 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
-
-#include <boost/asio/awaitable.hpp>
-
-#include "rendezvous/store/async_store_client.h"
 #include "rendezvous/node_info.h"
 #include "rendezvous/rendezvous.h"
+#include "rendezvous/store/asio_coroutine.h"
+#include "rendezvous/store/async_store_client.h"
 
 namespace cpplaunch {
 
@@ -32,10 +30,10 @@ boost::asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::
 
 // Waits until every key exists (true) or `deadline` (false). Every `interval` without success
 // calls on_tick(), which may report progress; it is a coroutine so it can query the store.
-boost::asio::awaitable<bool> WaitForKeys(
-    AsyncStoreClient& client, std::vector<std::string> keys,
-    AsyncStoreClient::Clock::time_point deadline, std::chrono::milliseconds interval,
-    std::function<boost::asio::awaitable<void>()> on_tick);
+boost::asio::awaitable<bool> WaitForKeys(AsyncStoreClient& client, std::vector<std::string> keys,
+                                         AsyncStoreClient::Clock::time_point deadline,
+                                         std::chrono::milliseconds interval,
+                                         std::function<boost::asio::awaitable<void>()> on_tick);
 
 // Writes `notice` as the end of `round` unless a notice is already there; returns the notice
 // that is stored now (ours, or the earlier one: the root cause).

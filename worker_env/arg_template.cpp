@@ -3,9 +3,7 @@
 namespace cpplaunch {
 namespace {
 
-bool IsIdentStart(char c) {
-  return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-}
+bool IsIdentStart(char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
 
 // Length of the identifier starting at s[pos], 0 if none.

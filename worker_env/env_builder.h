@@ -15,13 +15,13 @@ namespace cpplaunch {
 
 // What every worker of one attempt shares.
 struct JobInfo {
-  std::string role = "default";       // ROLE_NAME
-  std::string master_addr;            // MASTER_ADDR
-  int master_port = 0;                // MASTER_PORT
-  int restart_count = 0;              // TORCHELASTIC_RESTART_COUNT
-  int max_restarts = 0;               // TORCHELASTIC_MAX_RESTARTS
-  std::string run_id = "none";        // TORCHELASTIC_RUN_ID
-  bool use_agent_store = true;        // TORCHELASTIC_USE_AGENT_STORE ("True"/"False")
+  std::string role = "default";  // ROLE_NAME
+  std::string master_addr;       // MASTER_ADDR
+  int master_port = 0;           // MASTER_PORT
+  int restart_count = 0;         // TORCHELASTIC_RESTART_COUNT
+  int max_restarts = 0;          // TORCHELASTIC_MAX_RESTARTS
+  std::string run_id = "none";   // TORCHELASTIC_RUN_ID
+  bool use_agent_store = true;   // TORCHELASTIC_USE_AGENT_STORE ("True"/"False")
   // TORCHELASTIC_ERROR_FILE of a local rank: <attempt dir>/<local_rank>/error.json, or ""
   // when logging is disabled (--log-dir /dev/null). Must be set.
   std::function<std::string(int local_rank)> error_file_for;

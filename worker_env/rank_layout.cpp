@@ -31,8 +31,8 @@ std::optional<RankLayout> ComputeRankLayout(int group_rank,
   layout.group_rank = group_rank;
   layout.group_world_size = static_cast<int>(local_world_sizes.size());
   layout.local_world_size = local_world_sizes[group_rank];
-  layout.base_rank = std::accumulate(local_world_sizes.begin(),
-                                     local_world_sizes.begin() + group_rank, 0);
+  layout.base_rank =
+      std::accumulate(local_world_sizes.begin(), local_world_sizes.begin() + group_rank, 0);
   layout.world_size = std::accumulate(local_world_sizes.begin(), local_world_sizes.end(), 0);
   for (int local_rank = 0; local_rank < layout.local_world_size; ++local_rank) {
     WorkerIdentity w;

@@ -26,7 +26,7 @@ struct WorkerIdentity {
 
 struct RankLayout {
   int group_rank = 0;
-  int base_rank = 0;         // RANK of this agent's local rank 0
+  int base_rank = 0;  // RANK of this agent's local rank 0
   int local_world_size = 0;
   int world_size = 0;
   int group_world_size = 0;

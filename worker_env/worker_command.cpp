@@ -25,8 +25,7 @@ std::vector<std::string> UnsubstitutedArgs(const CommandSpec& spec) {
 
 }  // namespace
 
-WorkerCommand BuildWorkerCommand(const EnvMap& agent_env, const CommandSpec& spec,
-                                 int local_rank) {
+WorkerCommand BuildWorkerCommand(const EnvMap& agent_env, const CommandSpec& spec, int local_rank) {
   WorkerCommand command;
   command.argv.push_back(spec.no_python ? spec.training_script : PythonProgram(agent_env));
   for (const std::string& arg : UnsubstitutedArgs(spec)) {

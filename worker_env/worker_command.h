@@ -31,8 +31,7 @@ struct WorkerCommand {
 
 inline constexpr const char* kDefaultPython = "python3";
 
-WorkerCommand BuildWorkerCommand(const EnvMap& agent_env, const CommandSpec& spec,
-                                 int local_rank);
+WorkerCommand BuildWorkerCommand(const EnvMap& agent_env, const CommandSpec& spec, int local_rank);
 
 // The name torchrun shows in its failure title ("<name> FAILED") and logs: for python
 // launches the first of [-u, -m, script, args...] that does not start with '-' (normally

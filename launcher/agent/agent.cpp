@@ -15,20 +15,20 @@
 #include <system_error>
 #include <vector>
 
-#include "launcher/output/console_writer.h"
 #include "launcher/agent/error_file.h"
 #include "launcher/agent/failure_report.h"
 #include "launcher/agent/host_info.h"
-#include "launcher/output/line_prefixer.h"
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_plan.h"
 #include "launcher/agent/multi_host_session.h"
-#include "launcher/process/posix_worker_group.h"
 #include "launcher/cli/script_check.h"
+#include "launcher/output/console_writer.h"
+#include "launcher/output/line_prefixer.h"
+#include "launcher/output/worker_output.h"
+#include "launcher/process/posix_worker_group.h"
 #include "launcher/process/signal_watch.h"
 #include "launcher/process/supervisor.h"
 #include "launcher/process/tapped_worker_group.h"
-#include "launcher/output/worker_output.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/store_server.h"
 #include "worker_env/env_builder.h"
@@ -164,8 +164,8 @@ class Agent::Impl {
     }
     supervisor_ = std::make_unique<Supervisor>(
         *supervised, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
-                                  .max_restarts = options_.max_restarts,
-                                  .stop_signal = SIGTERM});
+                                      .max_restarts = options_.max_restarts,
+                                      .stop_signal = SIGTERM});
     signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
                                              [this](int signo) { OnSignal(signo); });
     if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {
@@ -191,9 +191,8 @@ class Agent::Impl {
       port_was_chosen_ = true;
     } else if (dynamic || !options_.rdzv_endpoint.empty()) {
       std::string error;
-      auto endpoint = ParseEndpoint(options_.rdzv_endpoint.empty() ? "localhost:29400"
-                                                                   : options_.rdzv_endpoint,
-                                    &error);
+      auto endpoint = ParseEndpoint(
+          options_.rdzv_endpoint.empty() ? "localhost:29400" : options_.rdzv_endpoint, &error);
       if (!endpoint) throw std::runtime_error("--rdzv-endpoint: " + error);
       master_addr_ = endpoint->host;
       master_port_ = endpoint->port >= 0 ? endpoint->port : (dynamic ? 29400 : master_port_);
@@ -238,8 +237,8 @@ class Agent::Impl {
 
   void PlanMultiHostJob() {
     std::string error;
-    auto plan = PlanMultiHost(options_, Host(), static_cast<int>(::getpid()), IsLocalAddress,
-                              &error);
+    auto plan =
+        PlanMultiHost(options_, Host(), static_cast<int>(::getpid()), IsLocalAddress, &error);
     if (!plan) throw std::runtime_error(error);
     run_id_ = plan->run_id;
     master_addr_ = plan->store_host;
@@ -333,8 +332,8 @@ class Agent::Impl {
 
   void ConcludeMultiHost(const AttemptResult& result) {
     if (interrupted_by_ != 0 || result.outcome == AttemptOutcome::kSignaled) {
-      Say("workers stopped after " + SignalName(interrupted_by_ != 0 ? interrupted_by_
-                                                                     : result.signal) +
+      Say("workers stopped after " +
+          SignalName(interrupted_by_ != 0 ? interrupted_by_ : result.signal) +
           "; exiting with code 1");
       return End(1);
     }
@@ -378,12 +377,12 @@ class Agent::Impl {
     const bool restart = end.kind != RoundEndKind::kStoreLost &&
                          end.kind != RoundEndKind::kConfigError &&
                          restart_count_ < options_.max_restarts;
-    const bool local_failure = result.outcome == AttemptOutcome::kFailed ||
-                               result.outcome == AttemptOutcome::kRestart;
+    const bool local_failure =
+        result.outcome == AttemptOutcome::kFailed || result.outcome == AttemptOutcome::kRestart;
     if (local_failure) ReportFailures(result, /*final=*/!restart);
     if (restart) {
-      Say("job attempt " + std::to_string(restart_count_) + " failed (root cause: " +
-          end.Describe() + "); restarting on every host (restart " +
+      Say("job attempt " + std::to_string(restart_count_) +
+          " failed (root cause: " + end.Describe() + "); restarting on every host (restart " +
           std::to_string(restart_count_ + 1) + " of " + std::to_string(options_.max_restarts) +
           ")");
       next_round_ = RoundTransition{round, restart_count_, true};
@@ -436,8 +435,7 @@ class Agent::Impl {
     if (options_.run_path) {
       spec.module = false;
       spec.no_python = false;
-      spec.training_script_args.insert(spec.training_script_args.begin(),
-                                       options_.training_script);
+      spec.training_script_args.insert(spec.training_script_args.begin(), options_.training_script);
       spec.training_script = "-c";
     }
     return spec;
@@ -461,7 +459,9 @@ class Agent::Impl {
     job.use_agent_store = true;
     job.signals_to_handle = options_.signals_to_handle_text;
     job.virtual_local_rank = options_.virtual_local_rank;
-    job.error_file_for = [this](int lr) { return log_dir_->ErrorFile(restart_count_, lr).string(); };
+    job.error_file_for = [this](int lr) {
+      return log_dir_->ErrorFile(restart_count_, lr).string();
+    };
 
     const auto prefix_template = Lookup(env_, "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE");
     const CommandSpec command = Command();
@@ -477,12 +477,12 @@ class Agent::Impl {
       const bool shown = !options_.local_ranks_filter || options_.local_ranks_filter->empty() ||
                          options_.local_ranks_filter->count(lr);
       const bool files = log_dir_->enabled();
-      streams.stdout_route = ResolveStreamRoute(
-          options_.redirects.stdout_for(lr) || options_.tee.stdout_for(lr),
-          options_.tee.stdout_for(lr), shown, files);
-      streams.stderr_route = ResolveStreamRoute(
-          options_.redirects.stderr_for(lr) || options_.tee.stderr_for(lr),
-          options_.tee.stderr_for(lr), shown, files);
+      streams.stdout_route =
+          ResolveStreamRoute(options_.redirects.stdout_for(lr) || options_.tee.stdout_for(lr),
+                             options_.tee.stdout_for(lr), shown, files);
+      streams.stderr_route =
+          ResolveStreamRoute(options_.redirects.stderr_for(lr) || options_.tee.stderr_for(lr),
+                             options_.tee.stderr_for(lr), shown, files);
       streams.stdout_log = log_dir_->StdoutLog(restart_count_, lr);
       streams.stderr_log = log_dir_->StderrLog(restart_count_, lr);
       ChildStdio stdio = output_->Open(streams);
@@ -589,8 +589,8 @@ class Agent::Impl {
     err_.Write(summary);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
-        WriteErrorFile(*path, AgentErrorDocument(failures[RootCauseIndex(failures)], entrypoint,
-                                                 summary));
+        WriteErrorFile(*path,
+                       AgentErrorDocument(failures[RootCauseIndex(failures)], entrypoint, summary));
       } catch (const std::exception& e) {
         Say("cannot write the error file " + *path + ": " + e.what());
       }
@@ -667,9 +667,9 @@ class Agent::Impl {
   bool port_was_chosen_ = false;
   std::optional<LogDir> log_dir_;
   std::unique_ptr<StoreServer> store_;
-  std::unique_ptr<MultiHostSession> multi_;        // multi-host jobs only
+  std::unique_ptr<MultiHostSession> multi_;          // multi-host jobs only
   std::unique_ptr<TappedWorkerGroup> tapped_group_;  // multi-host jobs only
-  std::optional<RoundTransition> next_round_;      // how the last round ended
+  std::optional<RoundTransition> next_round_;        // how the last round ended
   bool rendezvous_pending_ = false;
   bool finishing_ = false;       // in the exit barrier
   bool stop_requested_ = false;  // the workers are stopped because another host asked

@@ -2,25 +2,25 @@
 // torchelastic error files (JSON), as written by a worker decorated with @record (path in its
 // TORCHELASTIC_ERROR_FILE) and by the agent for its own parent (scheduler, nested launcher).
 // Two shapes are read:
-//   {"message": {"message": "<Type>: <text>", "extraInfo": {"py_callstack": "...", "timestamp": "<unix s>"}}}
+//   {"message": {"message": "<Type>: <text>", "extraInfo": {"py_callstack": "...", "timestamp":
+//   "<unix s>"}}}
 //   {"message": "<text>", "timestamp": <unix s>}
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace cpplaunch {
 
 // What a worker's error file says. Every field may be empty: a file that exists but holds
 // garbage still counts as "written" (its path is shown in the report).
 struct WorkerError {
-  nlohmann::json data;   // the whole document when it parsed as a JSON object, else null
-  std::string message;   // shape 1: message.message; shape 2: message
-  std::string traceback; // shape 1: message.extraInfo.py_callstack
+  nlohmann::json data;    // the whole document when it parsed as a JSON object, else null
+  std::string message;    // shape 1: message.message; shape 2: message
+  std::string traceback;  // shape 1: message.extraInfo.py_callstack
   std::optional<std::chrono::system_clock::time_point> timestamp;  // whole seconds
 };
 

@@ -39,8 +39,8 @@ std::string MadeUpMessage(const FailureRecord& record) {
 
 std::string TracebackText(const WorkerFailure& failure) {
   std::string text;
-  if (failure.error) text = !failure.error->traceback.empty() ? failure.error->traceback
-                                                              : failure.error->message;
+  if (failure.error)
+    text = !failure.error->traceback.empty() ? failure.error->traceback : failure.error->message;
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   if (text.empty()) return MadeUpMessage(failure.record);
   std::string indented;
@@ -53,8 +53,8 @@ std::string TracebackText(const WorkerFailure& failure) {
 }
 
 std::string ExitCodeText(const FailureRecord& record) {
-  std::string text = std::to_string(record.exit.torch_code()) + " (pid: " +
-                     std::to_string(record.pid) + ")";
+  std::string text =
+      std::to_string(record.exit.torch_code()) + " (pid: " + std::to_string(record.pid) + ")";
   if (record.exit.signaled()) text += " " + SignalNameOrNA(record.exit.signal());
   if (record.killed_by_teardown) text += " [stopped by cpplaunch after the root cause]";
   return text;
@@ -65,8 +65,8 @@ std::string FormatFailure(std::size_t index, const WorkerFailure& failure) {
   std::string text = "[" + std::to_string(index) + "]:\n";
   text += "  time      : " + LocalTime(FailureTime(failure)) + "\n";
   text += "  host      : " + r.host + "\n";
-  text += "  rank      : " + std::to_string(r.global_rank) + " (local_rank: " +
-          std::to_string(r.local_rank) + ")\n";
+  text += "  rank      : " + std::to_string(r.global_rank) +
+          " (local_rank: " + std::to_string(r.local_rank) + ")\n";
   text += "  exitcode  : " + ExitCodeText(r) + "\n";
   text += "  error_file: " + (failure.error ? r.error_file : std::string(kNotAvailable)) + "\n";
   text += "  traceback : " + TracebackText(failure);
@@ -106,9 +106,8 @@ Clock::time_point FailureTime(const WorkerFailure& failure) {
 }
 
 std::size_t RootCauseIndex(const std::vector<WorkerFailure>& failures) {
-  const bool any_own_failure = std::any_of(failures.begin(), failures.end(), [](const auto& f) {
-    return !f.record.killed_by_teardown;
-  });
+  const bool any_own_failure = std::any_of(
+      failures.begin(), failures.end(), [](const auto& f) { return !f.record.killed_by_teardown; });
   std::size_t best = failures.size();
   for (std::size_t i = 0; i < failures.size(); ++i) {
     if (any_own_failure && failures[i].record.killed_by_teardown) continue;

@@ -7,17 +7,16 @@
 // The box is preceded by one line, "torch.distributed.elastic.multiprocessing.errors.
 // ChildFailedError:", because tools that scan job logs for torchrun failures match that name.
 
-#include "launcher/agent/error_file.h"
-#include "launcher/process/worker_exit.h"
-
 #include <chrono>
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "launcher/agent/error_file.h"
+#include "launcher/process/worker_exit.h"
 
 namespace cpplaunch {
 
@@ -28,9 +27,9 @@ struct FailureRecord {
   int pid = 0;
   WorkerExit exit = WorkerExit::Exited(1);
   std::chrono::system_clock::time_point time;  // when the agent saw the worker end
-  std::string host;                             // FQDN
-  std::string error_file;                       // the worker's TORCHELASTIC_ERROR_FILE ("" = none)
-  bool killed_by_teardown = false;              // stopped by cpplaunch after the root cause
+  std::string host;                            // FQDN
+  std::string error_file;                      // the worker's TORCHELASTIC_ERROR_FILE ("" = none)
+  bool killed_by_teardown = false;             // stopped by cpplaunch after the root cause
 };
 
 struct WorkerFailure {

@@ -32,8 +32,7 @@ fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
 
 }  // namespace
 
-LogDir LogDir::Create(const std::string& base, std::string_view run_id,
-                      const fs::path& temp_root) {
+LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs::path& temp_root) {
   if (base == kDisabled) return LogDir(fs::path());
   fs::path root;
   if (base.empty()) {

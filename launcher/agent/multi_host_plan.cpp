@@ -83,8 +83,10 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
       return std::nullopt;
     }
     if (o.rdzv_endpoint.empty()) {
-      *error = "--rdzv-endpoint=host:port is required for a c10d rendezvous over several hosts "
-               "(--nnodes=" + Nnodes(o) + ")";
+      *error =
+          "--rdzv-endpoint=host:port is required for a c10d rendezvous over several hosts "
+          "(--nnodes=" +
+          Nnodes(o) + ")";
       return std::nullopt;
     }
     auto endpoint = ParseEndpoint(o.rdzv_endpoint, error);
@@ -93,8 +95,8 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
       return std::nullopt;
     }
     plan.store_host = endpoint->host;
-    plan.store_port = endpoint->port >= 0 ? endpoint->port
-                                          : (plan.dynamic ? kDefaultC10dPort : o.master_port);
+    plan.store_port =
+        endpoint->port >= 0 ? endpoint->port : (plan.dynamic ? kDefaultC10dPort : o.master_port);
   } else {
     plan.store_host = o.master_addr;
     plan.store_port = o.master_port;

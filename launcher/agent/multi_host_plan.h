@@ -15,12 +15,12 @@
 namespace cpplaunch {
 
 struct MultiHostPlan {
-  bool dynamic = false;     // c10d (or --standalone) rather than static
+  bool dynamic = false;  // c10d (or --standalone) rather than static
   std::string run_id;
-  std::string store_host;   // as the user wrote it (master addr or endpoint host)
+  std::string store_host;  // as the user wrote it (master addr or endpoint host)
   int store_port = 0;
-  bool host_store = false;  // this agent starts the store server
-  bool host_forced = false; // is_host given: failing to bind is an error, not "be a client"
+  bool host_store = false;   // this agent starts the store server
+  bool host_forced = false;  // is_host given: failing to bind is an error, not "be a client"
   RendezvousSettings rendezvous;
   JobChannel::Settings channel;
   std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};

@@ -1,10 +1,9 @@
 #include "launcher/agent/multi_host_session.h"
 
-#include <exception>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <exception>
 
 #include "rendezvous/dynamic_rendezvous.h"
 #include "rendezvous/static_rendezvous.h"
@@ -68,26 +67,25 @@ void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) 
   channel_ = std::make_unique<JobChannel>(io_.get_executor(), settings, round_,
                                           [this](const RoundEnd& notice) { Deliver(notice); });
   JobChannel* channel = channel_.get();
-  asio::co_spawn(io_, channel->Start(),
-                 [this, alive = alive_, channel](std::exception_ptr error) {
-                   if (!*alive || channel != channel_.get()) return;
-                   if (error) {
-                     RoundEnd lost = Notice(RoundEndKind::kStoreLost);
-                     lost.detail = "cannot open the job channel: " + Message(error);
-                     return Deliver(lost);
-                   }
-                   channel_ready_ = true;
-                   if (pending_publish_) {
-                     RoundEnd notice = *pending_publish_;
-                     pending_publish_.reset();
-                     PublishEnd(notice);
-                   }
-                   if (pending_finish_) {
-                     auto done = std::move(pending_finish_);
-                     pending_finish_ = nullptr;
-                     FinishJob(std::move(done));
-                   }
-                 });
+  asio::co_spawn(io_, channel->Start(), [this, alive = alive_, channel](std::exception_ptr error) {
+    if (!*alive || channel != channel_.get()) return;
+    if (error) {
+      RoundEnd lost = Notice(RoundEndKind::kStoreLost);
+      lost.detail = "cannot open the job channel: " + Message(error);
+      return Deliver(lost);
+    }
+    channel_ready_ = true;
+    if (pending_publish_) {
+      RoundEnd notice = *pending_publish_;
+      pending_publish_.reset();
+      PublishEnd(notice);
+    }
+    if (pending_finish_) {
+      auto done = std::move(pending_finish_);
+      pending_finish_ = nullptr;
+      FinishJob(std::move(done));
+    }
+  });
 }
 
 void MultiHostSession::PublishEnd(RoundEnd notice) {
@@ -139,11 +137,12 @@ void MultiHostSession::FinishJob(std::function<void(FinishOutcome)> done) {
     pending_finish_ = std::move(done);  // quick workers: the channel is still connecting
     return;
   }
-  asio::co_spawn(io_, Finish(), [alive = alive_, done = std::move(done)](
-                                    std::exception_ptr error, FinishOutcome outcome) {
-    if (!*alive) return;
-    done(error ? FinishOutcome::kInterrupted : outcome);
-  });
+  asio::co_spawn(
+      io_, Finish(),
+      [alive = alive_, done = std::move(done)](std::exception_ptr error, FinishOutcome outcome) {
+        if (!*alive) return;
+        done(error ? FinishOutcome::kInterrupted : outcome);
+      });
 }
 
 asio::awaitable<FinishOutcome> MultiHostSession::Finish() {

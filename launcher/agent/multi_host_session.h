@@ -6,19 +6,18 @@
 //
 // Threads: construct, call and destroy on the thread running `io`; every callback runs there.
 
+#include <boost/asio/io_context.hpp>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <utility>  // before Boost 1.74's awaitable.hpp, which needs std::exchange
+#include <utility>
 #include <vector>
-
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/io_context.hpp>
 
 #include "launcher/agent/multi_host_plan.h"
 #include "rendezvous/job_channel.h"
 #include "rendezvous/rendezvous.h"
+#include "rendezvous/store/asio_coroutine.h"
 
 namespace cpplaunch {
 
@@ -82,7 +81,9 @@ class MultiHostSession {
   std::optional<RoundEnd> pending_publish_;  // published once the channel is connected
   bool channel_ready_ = false;
   bool finishing_ = false;
-  std::function<void(FinishOutcome)> pending_finish_;  // FinishJob before the channel was up  // in the exit barrier: a round end interrupts it
+  std::function<void(FinishOutcome)>
+      pending_finish_;  // FinishJob before the channel was up  // in the exit barrier: a round end
+                        // interrupts it
   std::vector<std::function<void(const RoundEnd&)>> waiters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // guards late completions
 };

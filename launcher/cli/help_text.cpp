@@ -23,7 +23,8 @@ std::string Details(const OptionSpec& spec) {
   std::string details;
   if (!spec.choices.empty()) details += "one of " + std::string(spec.choices) + "; ";
   if (!spec.default_text.empty()) details += "default: " + std::string(spec.default_text);
-  if (spec.has_env) details += (details.empty() ? "" : "; ") + std::string("env ") + EnvNameFor(spec);
+  if (spec.has_env)
+    details += (details.empty() ? "" : "; ") + std::string("env ") + EnvNameFor(spec);
   return details;
 }
 

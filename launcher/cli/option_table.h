@@ -9,11 +9,37 @@
 namespace cpplaunch {
 
 enum class OptionId {
-  kNnodes, kNprocPerNode, kRdzvBackend, kRdzvEndpoint, kRdzvId, kRdzvConf, kStandalone,
-  kMaxRestarts, kMonitorInterval, kStartMethod, kEventLogHandler, kRole, kModule, kNoPython,
-  kRunPath, kLogDir, kRedirects, kTee, kLocalRanksFilter, kDuplicateStdoutFilters,
-  kDuplicateStderrFilters, kNodeRank, kMasterAddr, kMasterPort, kLocalAddr, kLogsSpecs,
-  kNumaBinding, kSignalsToHandle, kShutdownTimeout, kVirtualLocalRank, kHelp,
+  kNnodes,
+  kNprocPerNode,
+  kRdzvBackend,
+  kRdzvEndpoint,
+  kRdzvId,
+  kRdzvConf,
+  kStandalone,
+  kMaxRestarts,
+  kMonitorInterval,
+  kStartMethod,
+  kEventLogHandler,
+  kRole,
+  kModule,
+  kNoPython,
+  kRunPath,
+  kLogDir,
+  kRedirects,
+  kTee,
+  kLocalRanksFilter,
+  kDuplicateStdoutFilters,
+  kDuplicateStderrFilters,
+  kNodeRank,
+  kMasterAddr,
+  kMasterPort,
+  kLocalAddr,
+  kLogsSpecs,
+  kNumaBinding,
+  kSignalsToHandle,
+  kShutdownTimeout,
+  kVirtualLocalRank,
+  kHelp,
 };
 
 // How argparse converts the option's text. Conversion failures are usage errors (exit 2).
@@ -21,16 +47,16 @@ enum class ValueKind { kFlag, kString, kInt, kFloat, kHelp };
 
 struct OptionSpec {
   OptionId id;
-  std::string_view name;          // canonical spelling, "--nproc-per-node"
-  std::string_view alias;         // underscore spelling, "--nproc_per_node", or ""
-  std::string_view short_name;    // "-r", or ""
+  std::string_view name;        // canonical spelling, "--nproc-per-node"
+  std::string_view alias;       // underscore spelling, "--nproc_per_node", or ""
+  std::string_view short_name;  // "-r", or ""
   ValueKind kind;
-  std::string_view choices;       // "spawn,fork,forkserver", or "" for any value
-  bool has_env;                   // PET_<DEST> supplies the default
+  std::string_view choices;  // "spawn,fork,forkserver", or "" for any value
+  bool has_env;              // PET_<DEST> supplies the default
   // The default: the parser's value for an option that always has one ("1:1", "0"); for
   // flags and options whose default is "not given" (--log-dir) only a note for the help.
   std::string_view default_text;
-  std::string_view help;          // one line
+  std::string_view help;  // one line
 };
 
 // In torchrun's declaration order (argparse's usage order).

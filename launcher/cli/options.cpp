@@ -120,8 +120,8 @@ void CheckChoice(const OptionSpec& spec, std::string_view text) {
     if (choice == text) return;
     listed += (listed.empty() ? "" : ", ") + Quote(choice);
   }
-  Usage("argument " + DisplayName(spec) + ": invalid choice: " + Quote(text) +
-        " (choose from " + listed + ")");
+  Usage("argument " + DisplayName(spec) + ": invalid choice: " + Quote(text) + " (choose from " +
+        listed + ")");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -278,8 +278,8 @@ Match NextInCluster(const Match& flag) {
 }
 
 // Returns the index of the next word to classify; sets *help.
-size_t ConsumeOption(Match match, const std::vector<std::string>& argv, size_t i,
-                     RawValues& raw, bool* help) {
+size_t ConsumeOption(Match match, const std::vector<std::string>& argv, size_t i, RawValues& raw,
+                     bool* help) {
   while (IsFlag(*match.spec)) {
     if (match.spec->kind == ValueKind::kHelp) {
       *help = true;
@@ -412,8 +412,9 @@ std::optional<std::set<int>> ResolveRanksFilter(const std::string& text) {
   for (std::string_view item : Split(text, ',')) {
     auto rank = ToInt(ParsePythonInt(item));
     if (!rank) {
-      Invalid("--local_ranks_filter must be a comma-separated list of integers e.g. "
-              "--local_ranks_filter=0,1,2");
+      Invalid(
+          "--local_ranks_filter must be a comma-separated list of integers e.g. "
+          "--local_ranks_filter=0,1,2");
     }
     ranks.insert(*rank);
   }
@@ -456,7 +457,8 @@ std::chrono::seconds ResolveShutdownTimeout(const RawValues& raw, const EnvMap& 
     seconds = IntOf(raw, OptionId::kShutdownTimeout);
   } else if (auto text = Lookup(env, env_names::kShutdownTimeout)) {
     auto value = ToInt(ParsePythonInt(*text));
-    if (!value) Invalid(std::string(env_names::kShutdownTimeout) + "=" + *text + " is not an integer");
+    if (!value)
+      Invalid(std::string(env_names::kShutdownTimeout) + "=" + *text + " is not an integer");
     seconds = *value;
   }
   if (seconds < 0) {
@@ -495,7 +497,8 @@ void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
   o.rdzv_conf = *conf;
   o.standalone = FlagOf(raw, OptionId::kStandalone);
   o.node_rank = IntOf(raw, OptionId::kNodeRank);
-  if (o.node_rank < 0) Invalid("--node-rank must be non-negative, got " + std::to_string(o.node_rank));
+  if (o.node_rank < 0)
+    Invalid("--node-rank must be non-negative, got " + std::to_string(o.node_rank));
   o.master_addr = TextOr(raw, OptionId::kMasterAddr);
   o.master_port = IntOf(raw, OptionId::kMasterPort);
   if (o.master_port < 0 || o.master_port > 65535) {
@@ -543,9 +546,9 @@ void RecordSources(const RawValues& raw, LaunchOptions& o) {
 // never exists until the rendezvous timeout (torchrun hangs the same way).
 void CheckNodeRank(const LaunchOptions& o) {
   if (o.rdzv_backend != "static" || o.standalone || o.node_rank < o.max_nodes) return;
-  Invalid("--node-rank " + std::to_string(o.node_rank) + " is out of range for --nnodes=" +
-          std::to_string(o.max_nodes) + " (node ranks are 0 to " +
-          std::to_string(o.max_nodes - 1) + ")");
+  Invalid("--node-rank " + std::to_string(o.node_rank) +
+          " is out of range for --nnodes=" + std::to_string(o.max_nodes) +
+          " (node ranks are 0 to " + std::to_string(o.max_nodes - 1) + ")");
 }
 
 // --standalone replaces the rendezvous options, as torchrun does; say so instead of dropping
@@ -553,8 +556,8 @@ void CheckNodeRank(const LaunchOptions& o) {
 void AddStandaloneWarning(const LaunchOptions& o, std::vector<std::string>& warnings) {
   if (!o.standalone) return;
   std::string dropped;
-  for (const char* name : {"--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--master-addr",
-                           "--master-port"}) {
+  for (const char* name :
+       {"--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--master-addr", "--master-port"}) {
     if (o.IsSet(name)) dropped += std::string(dropped.empty() ? "" : ", ") + name;
   }
   if (!dropped.empty()) {
@@ -617,7 +620,8 @@ ParseResult ParseOptions(const std::vector<std::string>& argv, const EnvMap& env
     CommandLine cl = ReadCommandLine(argv, raw);
     if (cl.help) return {ParseStatus::kHelp, {}, HelpText(), {}};
     CheckEnvTypes(raw);
-    if (!cl.script) Usage("the following arguments are required: training_script, training_script_args");
+    if (!cl.script)
+      Usage("the following arguments are required: training_script, training_script_args");
     if (!cl.unrecognized.empty()) Usage("unrecognized arguments: " + Joined(cl.unrecognized));
     result.options = Resolve(raw, env, host, result.warnings);
     result.options.training_script = std::move(*cl.script);

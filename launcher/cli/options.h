@@ -37,32 +37,32 @@ struct LaunchOptions {
   std::string rdzv_backend = "static";  // one of static, c10d, etcd, etcd-v2
   std::string rdzv_endpoint;            // as given; "" = none
   std::string rdzv_id = "none";
-  RdzvConfig rdzv_conf;                 // exactly what the user wrote (no launcher defaults)
-  bool standalone = false;              // not applied here: the agent picks c10d/port/uuid
+  RdzvConfig rdzv_conf;     // exactly what the user wrote (no launcher defaults)
+  bool standalone = false;  // not applied here: the agent picks c10d/port/uuid
 
-  int max_restarts = 0;                                      // >= 0
+  int max_restarts = 0;                                                        // >= 0
   std::chrono::nanoseconds monitor_interval = std::chrono::milliseconds(100);  // > 0
-  std::string start_method = "spawn";   // spawn/fork/forkserver (from PET_: unchecked)
+  std::string start_method = "spawn";  // spawn/fork/forkserver (from PET_: unchecked)
   std::string event_log_handler = "null";
   std::string role = "default";
-  bool module = false;                  // -m
+  bool module = false;  // -m
   bool no_python = false;
   bool run_path = false;
-  std::optional<std::string> log_dir;   // nullopt = a new temp dir; "/dev/null" = no files
-  StdSpec redirects;                    // -r
-  StdSpec tee;                          // -t
+  std::optional<std::string> log_dir;  // nullopt = a new temp dir; "/dev/null" = no files
+  StdSpec redirects;                   // -r
+  StdSpec tee;                         // -t
   std::optional<std::set<int>> local_ranks_filter;  // nullopt = every rank is shown
   std::vector<std::string> duplicate_stdout_filters;
   std::vector<std::string> duplicate_stderr_filters;
 
-  int node_rank = 0;                    // >= 0
+  int node_rank = 0;  // >= 0
   std::string master_addr = "127.0.0.1";
-  int master_port = 29500;              // 0..65535; 0 = pick a free port
+  int master_port = 29500;  // 0..65535; 0 = pick a free port
   std::optional<std::string> local_addr;
   std::optional<std::string> logs_specs;    // torchrun plugin name; no PET_ variable
   std::optional<std::string> numa_binding;  // node/socket/exclusive/core-complex; no PET_
   std::string signals_to_handle_text = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";  // as given
-  std::vector<int> signals_to_handle;       // the recognised signals of that list
+  std::vector<int> signals_to_handle;         // the recognised signals of that list
   std::chrono::seconds shutdown_timeout{30};  // >= 0
   bool virtual_local_rank = false;
 

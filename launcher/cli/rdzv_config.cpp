@@ -56,8 +56,9 @@ std::optional<RdzvConfig> RdzvConfig::Parse(std::string_view text, std::string* 
     const std::string_view key = Strip(item.substr(0, eq));
     const std::string_view value = eq == std::string_view::npos ? "" : Strip(item.substr(eq + 1));
     if (key.empty()) {
-      *error = "The rendezvous configuration string must be in format "
-               "<key1>=<value1>,...,<keyN>=<valueN>.";
+      *error =
+          "The rendezvous configuration string must be in format "
+          "<key1>=<value1>,...,<keyN>=<valueN>.";
       return std::nullopt;
     }
     if (value.empty()) {
@@ -105,8 +106,7 @@ std::optional<std::chrono::seconds> RdzvConfig::GetSeconds(std::string_view key,
   auto value = GetInt(key, fallback.count(), error);
   if (!value) return std::nullopt;
   if (*value < 0) {
-    *error = "The rendezvous configuration option '" + std::string(key) +
-             "' must not be negative.";
+    *error = "The rendezvous configuration option '" + std::string(key) + "' must not be negative.";
     return std::nullopt;
   }
   return std::chrono::seconds(*value);

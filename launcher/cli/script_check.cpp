@@ -9,7 +9,10 @@ std::optional<std::string> ScriptProblem(const LaunchOptions& options) {
   std::ifstream script(options.training_script, std::ios::binary);
   char magic[4] = {};
   if (!script.read(magic, sizeof(magic))) return std::nullopt;
-  if (std::string(magic, sizeof(magic)) != "\x7f" "ELF") return std::nullopt;
+  if (std::string(magic, sizeof(magic)) !=
+      "\x7f"
+      "ELF")
+    return std::nullopt;
   return options.training_script +
          " is a compiled program, not a Python script: add --no-python to run it directly";
 }

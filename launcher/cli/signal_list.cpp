@@ -14,17 +14,14 @@ struct NamedSignal {
 
 // The signal names Python's signal module defines on Linux (SIGRTMIN/SIGRTMAX aside).
 constexpr std::array<NamedSignal, 31> kSignals = {{
-    {"SIGHUP", SIGHUP},       {"SIGINT", SIGINT},       {"SIGQUIT", SIGQUIT},
-    {"SIGILL", SIGILL},       {"SIGTRAP", SIGTRAP},     {"SIGABRT", SIGABRT},
-    {"SIGIOT", SIGIOT},       {"SIGBUS", SIGBUS},       {"SIGFPE", SIGFPE},
-    {"SIGKILL", SIGKILL},     {"SIGUSR1", SIGUSR1},     {"SIGSEGV", SIGSEGV},
-    {"SIGUSR2", SIGUSR2},     {"SIGPIPE", SIGPIPE},     {"SIGALRM", SIGALRM},
-    {"SIGTERM", SIGTERM},     {"SIGSTKFLT", SIGSTKFLT}, {"SIGCHLD", SIGCHLD},
-    {"SIGCONT", SIGCONT},     {"SIGSTOP", SIGSTOP},     {"SIGTSTP", SIGTSTP},
-    {"SIGTTIN", SIGTTIN},     {"SIGTTOU", SIGTTOU},     {"SIGURG", SIGURG},
-    {"SIGXCPU", SIGXCPU},     {"SIGXFSZ", SIGXFSZ},     {"SIGVTALRM", SIGVTALRM},
-    {"SIGPROF", SIGPROF},     {"SIGWINCH", SIGWINCH},   {"SIGIO", SIGIO},
-    {"SIGPWR", SIGPWR},
+    {"SIGHUP", SIGHUP},       {"SIGINT", SIGINT},   {"SIGQUIT", SIGQUIT},     {"SIGILL", SIGILL},
+    {"SIGTRAP", SIGTRAP},     {"SIGABRT", SIGABRT}, {"SIGIOT", SIGIOT},       {"SIGBUS", SIGBUS},
+    {"SIGFPE", SIGFPE},       {"SIGKILL", SIGKILL}, {"SIGUSR1", SIGUSR1},     {"SIGSEGV", SIGSEGV},
+    {"SIGUSR2", SIGUSR2},     {"SIGPIPE", SIGPIPE}, {"SIGALRM", SIGALRM},     {"SIGTERM", SIGTERM},
+    {"SIGSTKFLT", SIGSTKFLT}, {"SIGCHLD", SIGCHLD}, {"SIGCONT", SIGCONT},     {"SIGSTOP", SIGSTOP},
+    {"SIGTSTP", SIGTSTP},     {"SIGTTIN", SIGTTIN}, {"SIGTTOU", SIGTTOU},     {"SIGURG", SIGURG},
+    {"SIGXCPU", SIGXCPU},     {"SIGXFSZ", SIGXFSZ}, {"SIGVTALRM", SIGVTALRM}, {"SIGPROF", SIGPROF},
+    {"SIGWINCH", SIGWINCH},   {"SIGIO", SIGIO},     {"SIGPWR", SIGPWR},
 }};
 
 std::string_view Strip(std::string_view s) {

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
-
 #include <cerrno>
 #include <utility>
 
@@ -33,7 +32,8 @@ int OpenPrivateNonBlocking(int fd) {
 }  // namespace
 
 bool ConsoleWriter::SameFile(int fd_a, int fd_b) {
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   if (::fstat(fd_a, &a) != 0 || ::fstat(fd_b, &b) != 0) return false;
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

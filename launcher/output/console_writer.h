@@ -18,7 +18,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -74,7 +73,7 @@ class ConsoleWriter {
   boost::asio::io_context& io_;
   int fd_;
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // handlers hold a weak_ptr to it
-  boost::asio::posix::stream_descriptor async_;  // open only in the asynchronous strategy
+  boost::asio::posix::stream_descriptor async_;            // open only in the asynchronous strategy
   boost::asio::steady_timer flush_timer_;
   std::string queue_;
   std::size_t queue_head_ = 0;

@@ -3,9 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-
+#include <boost/asio/post.hpp>
 #include <cerrno>
 #include <system_error>
 #include <utility>
@@ -51,7 +50,8 @@ struct Pipe {
 
 Pipe MakePipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw std::system_error(errno, std::generic_category(), "pipe2");
   // A bigger pipe means fewer wake-ups for a chatty worker. Refused above
   // /proc/sys/fs/pipe-max-size or the per-user quota: the default 64 KiB works too.
   (void)::fcntl(fds[1], F_SETPIPE_SZ, WorkerOutput::kPipeCapacity);
@@ -88,22 +88,21 @@ class WorkerOutput::Stream {
 
   void Read() {
     if (done_) return;
-    pipe_.async_read_some(
-        boost::asio::buffer(buffer_.get(), kReadChunk),
-        [this, alive = std::weak_ptr<int>(owner_.alive_)](boost::system::error_code ec,
-                                                          std::size_t n) {
-          if (alive.expired() || done_) return;
-          Consume(n);
-          if (ec) {
-            Finish();
-          } else if (console_.congested()) {
-            console_.WhenUncongested([this, alive] {
-              if (!alive.expired()) Read();
-            });
-          } else {
-            Read();
-          }
-        });
+    pipe_.async_read_some(boost::asio::buffer(buffer_.get(), kReadChunk),
+                          [this, alive = std::weak_ptr<int>(owner_.alive_)](
+                              boost::system::error_code ec, std::size_t n) {
+                            if (alive.expired() || done_) return;
+                            Consume(n);
+                            if (ec) {
+                              Finish();
+                            } else if (console_.congested()) {
+                              console_.WhenUncongested([this, alive] {
+                                if (!alive.expired()) Read();
+                              });
+                            } else {
+                              Read();
+                            }
+                          });
   }
 
   // Gives up waiting for EOF: takes whatever the pipe holds right now, then finishes.

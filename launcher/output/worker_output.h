@@ -4,12 +4,8 @@
 // ("[default0]:...") to its own stdout (for stdout) or stderr (for stderr). Built on pipes, not
 // by tailing files: a line reaches the console as soon as the worker writes it.
 
-#include "launcher/output/console_writer.h"
-#include "launcher/output/line_prefixer.h"
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -18,6 +14,9 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "launcher/output/console_writer.h"
+#include "launcher/output/line_prefixer.h"
 
 namespace cpplaunch {
 

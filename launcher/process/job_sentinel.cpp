@@ -60,8 +60,8 @@ std::optional<std::string> CreateJobCgroup() {
   if (!parent) return std::nullopt;
   RemoveStaleJobCgroups(*parent);
   for (int attempt = 0; attempt < 16; ++attempt) {
-    std::string dir = *parent + "/cpplaunch-" + std::to_string(::getpid()) + "-" +
-                      std::to_string(counter++);
+    std::string dir =
+        *parent + "/cpplaunch-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     if (::mkdir(dir.c_str(), 0755) == 0) return dir;
     if (errno != EEXIST) return std::nullopt;
   }

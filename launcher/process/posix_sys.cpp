@@ -212,8 +212,8 @@ void SentinelSetup(const SentinelPlan& plan) {
   DefaultDispositions();
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
-  for (int signo : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTSTP,
-                    SIGTTIN, SIGTTOU}) {
+  for (int signo :
+       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
     ::sigaction(signo, &ignore, nullptr);
   }
   UnblockAll();  // only now: a signal sent to the agent's pid just before the fork is harmless

@@ -27,12 +27,12 @@ struct ChildPlan {
   const char* cwd = nullptr;            // null = keep the agent's
   int stdout_fd = -1;                   // -1 = inherit
   int stderr_fd = -1;
-  int cgroup_procs_fd = -1;             // -1 = no cgroup to join
+  int cgroup_procs_fd = -1;  // -1 = no cgroup to join
   // The job cgroup's directory (O_PATH). When set, the child is born inside the cgroup by
   // clone3(CLONE_INTO_CGROUP) instead of being vforked and migrating there through
   // cgroup_procs_fd: no migration, and the agent is not suspended until each child execs.
   int cgroup_dir_fd = -1;
-  std::string error_prefix;             // "cpplaunch: cannot execute 'prog' (local rank 3)"
+  std::string error_prefix;  // "cpplaunch: cannot execute 'prog' (local rank 3)"
 };
 
 // clone3(CLONE_INTO_CGROUP) works for `cgroup_dir_fd`: a child created inside the cgroup exits at
@@ -108,9 +108,9 @@ constexpr char kSentinelQuit = 'Q';
 
 // Resources the sentinel keeps; every other descriptor is closed in it.
 struct SentinelPlan {
-  int socket_fd = -1;        // its end of the pair
-  int cgroup_kill_fd = -1;   // <job cgroup>/cgroup.kill opened for writing, or -1
-  int cgroup_events_fd = -1; // <job cgroup>/cgroup.events, or -1
+  int socket_fd = -1;                // its end of the pair
+  int cgroup_kill_fd = -1;           // <job cgroup>/cgroup.kill opened for writing, or -1
+  int cgroup_events_fd = -1;         // <job cgroup>/cgroup.events, or -1
   const char* cgroup_dir = nullptr;  // removed when empty; null without a cgroup
   pid_t agent_pid = 0;
 };

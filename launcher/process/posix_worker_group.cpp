@@ -1,22 +1,21 @@
 #include "launcher/process/posix_worker_group.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <system_error>
-
-#include <boost/asio/post.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <spdlog/spdlog.h>
 
 #include "launcher/process/job_sentinel.h"
 #include "launcher/process/posix_sys.h"
@@ -41,8 +40,7 @@ struct PreparedChild {
   posix::ChildPlan plan;
 };
 
-std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd,
-                                       int cgroup_dir_fd) {
+std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd, int cgroup_dir_fd) {
   if (spec.argv.empty()) throw std::invalid_argument("ProcessSpec has an empty argv");
   auto child = std::make_unique<PreparedChild>();
   child->spec = std::move(spec);
@@ -58,8 +56,8 @@ std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd,
   plan.stderr_fd = s.stderr_fd;
   plan.cgroup_procs_fd = cgroup_procs_fd;
   plan.cgroup_dir_fd = cgroup_dir_fd;
-  plan.error_prefix = "cpplaunch: cannot execute '" + s.argv[0] + "' (local rank " +
-                      std::to_string(s.id) + ")";
+  plan.error_prefix =
+      "cpplaunch: cannot execute '" + s.argv[0] + "' (local rank " + std::to_string(s.id) + ")";
   return child;
 }
 
@@ -162,19 +160,20 @@ class PosixWorkerGroup final : public WorkerGroup {
   }
 
   void ArmPidfd(pid_t pid, Worker& worker) {
-    worker.pidfd->async_wait(
-        asio::posix::stream_descriptor::wait_read,
-        [this, pid, guard = Guard()](const boost::system::error_code& ec) {
-          if (guard.expired() || ec) return;
-          auto it = workers_.find(pid);
-          if (it == workers_.end() || it->second.reported || !it->second.pidfd) return;
-          std::optional<WorkerExit> exit = posix::TryReapPidfd(it->second.pidfd->native_handle());
-          if (exit) {
-            Report(pid, *exit);
-          } else if (!it->second.reported) {
-            ArmPidfd(pid, it->second);
-          }
-        });
+    worker.pidfd->async_wait(asio::posix::stream_descriptor::wait_read,
+                             [this, pid, guard = Guard()](const boost::system::error_code& ec) {
+                               if (guard.expired() || ec) return;
+                               auto it = workers_.find(pid);
+                               if (it == workers_.end() || it->second.reported || !it->second.pidfd)
+                                 return;
+                               std::optional<WorkerExit> exit =
+                                   posix::TryReapPidfd(it->second.pidfd->native_handle());
+                               if (exit) {
+                                 Report(pid, *exit);
+                               } else if (!it->second.reported) {
+                                 ArmPidfd(pid, it->second);
+                               }
+                             });
   }
 
   void WaitSigchld() {
@@ -195,8 +194,7 @@ class PosixWorkerGroup final : public WorkerGroup {
       } else if (it != workers_.end() && !it->second.reported) {
         Report(reaped->pid, reaped->exit);
       } else if (it == workers_.end()) {
-        SPDLOG_DEBUG("reaped adopted descendant pid {} ({})", reaped->pid,
-                     reaped->exit.describe());
+        SPDLOG_DEBUG("reaped adopted descendant pid {} ({})", reaped->pid, reaped->exit.describe());
       }
     }
   }
@@ -261,9 +259,10 @@ class PosixWorkerGroup final : public WorkerGroup {
       --running_;
       result.unreaped.push_back(WorkerExitEvent{worker.id, pid, WorkerExit::Signaled(SIGKILL),
                                                 std::chrono::system_clock::now()});
-      spdlog::warn("worker local rank {} (pid {}) did not die after SIGKILL within {} ms "
-                   "(uninterruptible sleep?); abandoning it",
-                   worker.id, pid, options_.kill_wait.count());
+      spdlog::warn(
+          "worker local rank {} (pid {}) did not die after SIGKILL within {} ms "
+          "(uninterruptible sleep?); abandoning it",
+          worker.id, pid, options_.kill_wait.count());
     }
     // Everything was SIGKILLed: the sentinel must not keep ids that may soon be reused.
     for (auto& [pid, worker] : workers_) {

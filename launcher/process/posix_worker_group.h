@@ -21,10 +21,9 @@
 // PR_SET_PDEATHSIG fires when the *thread* that forked a worker ends: call Start() from the
 // long-lived thread that runs the io_context.
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <memory>
-
-#include <boost/asio/io_context.hpp>
 
 #include "launcher/process/worker_group.h"
 

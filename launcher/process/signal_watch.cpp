@@ -22,12 +22,12 @@ SignalWatch::~SignalWatch() {
 }
 
 void SignalWatch::Arm() {
-  set_.async_wait([this, alive = std::weak_ptr<char>(alive_)](
-                      const boost::system::error_code& ec, int signo) {
-    if (ec || alive.expired()) return;  // the watch was destroyed
-    on_signal_(signo);
-    Arm();
-  });
+  set_.async_wait(
+      [this, alive = std::weak_ptr<char>(alive_)](const boost::system::error_code& ec, int signo) {
+        if (ec || alive.expired()) return;  // the watch was destroyed
+        on_signal_(signo);
+        Arm();
+      });
 }
 
 }  // namespace cpplaunch

@@ -8,12 +8,11 @@
 // signal never makes an unrelated blocking call fail with EINTR.
 // Threads: construct, destroy and receive callbacks on the loop thread.
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <functional>
 #include <memory>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 
 namespace cpplaunch {
 

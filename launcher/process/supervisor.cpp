@@ -8,11 +8,16 @@ namespace cpplaunch {
 
 const char* OutcomeName(AttemptOutcome outcome) {
   switch (outcome) {
-    case AttemptOutcome::kSucceeded: return "succeeded";
-    case AttemptOutcome::kFailed: return "failed";
-    case AttemptOutcome::kRestart: return "restart";
-    case AttemptOutcome::kSignaled: return "signaled";
-    case AttemptOutcome::kStopped: return "stopped";
+    case AttemptOutcome::kSucceeded:
+      return "succeeded";
+    case AttemptOutcome::kFailed:
+      return "failed";
+    case AttemptOutcome::kRestart:
+      return "restart";
+    case AttemptOutcome::kSignaled:
+      return "signaled";
+    case AttemptOutcome::kStopped:
+      return "stopped";
   }
   return "unknown";
 }

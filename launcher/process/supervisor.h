@@ -58,11 +58,11 @@ enum class AttemptOutcome {
 
 struct AttemptResult {
   AttemptOutcome outcome = AttemptOutcome::kSucceeded;
-  int restart_count = 0;           // the attempt that ended
-  std::vector<ExitRecord> exits;   // every reported exit, in the order observed
+  int restart_count = 0;                    // the attempt that ended
+  std::vector<ExitRecord> exits;            // every reported exit, in the order observed
   std::optional<std::size_t> root_failure;  // index into `exits` of the earliest kFailed exit
-  int signal = 0;                  // kSignaled: the signal the agent received
-  std::vector<WorkerExitEvent> unreaped;  // workers that survived SIGKILL (D state), abandoned
+  int signal = 0;                           // kSignaled: the signal the agent received
+  std::vector<WorkerExitEvent> unreaped;    // workers that survived SIGKILL (D state), abandoned
 };
 
 const char* OutcomeName(AttemptOutcome outcome);  // "succeeded", "restart", ...

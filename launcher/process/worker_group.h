@@ -23,18 +23,18 @@ namespace cpplaunch {
 
 // One process to start.
 struct ProcessSpec {
-  int id = 0;                     // the local rank; unique within one Start()
-  std::vector<std::string> argv;  // argv[0] without a '/' is searched on PATH, as execvp does
-                                  // (the PATH of `env` if it has one, else the agent's PATH)
-  std::vector<std::string> env;   // the complete environment, "KEY=VALUE" entries
+  int id = 0;                      // the local rank; unique within one Start()
+  std::vector<std::string> argv;   // argv[0] without a '/' is searched on PATH, as execvp does
+                                   // (the PATH of `env` if it has one, else the agent's PATH)
+  std::vector<std::string> env;    // the complete environment, "KEY=VALUE" entries
   std::optional<std::string> cwd;  // working directory; unset = the agent's
-  int stdout_fd = -1;  // becomes the child's fd 1; -1 = inherit the agent's stdout
-  int stderr_fd = -1;  // becomes the child's fd 2; -1 = inherit the agent's stderr
+  int stdout_fd = -1;              // becomes the child's fd 1; -1 = inherit the agent's stdout
+  int stderr_fd = -1;              // becomes the child's fd 2; -1 = inherit the agent's stderr
 };
 
 // How and when one worker ended.
 struct WorkerExitEvent {
-  int id = 0;    // ProcessSpec::id
+  int id = 0;  // ProcessSpec::id
   pid_t pid = 0;
   WorkerExit exit = WorkerExit::Exited(0);
   std::chrono::system_clock::time_point time;  // when the agent observed the exit

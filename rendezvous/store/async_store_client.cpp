@@ -4,15 +4,14 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <stdexcept>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cstdio>
+#include <stdexcept>
 
 #include "rendezvous/store/wire_format.h"
 
@@ -35,8 +34,7 @@ std::string HostPort(const std::string& host, int port) {
 
 std::string Seconds(std::chrono::steady_clock::duration duration) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f s",
-                std::chrono::duration<double>(duration).count());
+  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
   return text;
 }
 
@@ -89,7 +87,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   bool busy = false;
   bool open = false;
   bool timed_out = false;
-  bool cancelled = false;  // Close() was called: Connect stops retrying
+  bool cancelled = false;   // Close() was called: Connect stops retrying
   uint64_t generation = 0;  // tells a stale timer expiry from the current one
   std::string closed_reason = "not connected";
 
@@ -145,9 +143,9 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
       CloseWith(message);
       throw StoreTimeout(message);
     }
-    std::string reason = !open                      ? closed_reason
+    std::string reason = !open                    ? closed_reason
                          : ec == asio::error::eof ? "the store closed the connection"
-                                                    : ec.message();
+                                                  : ec.message();
     std::string message = what + " failed on the store at " + peer + ": " + reason;
     CloseWith(reason);
     throw StoreError(message);
@@ -202,15 +200,17 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // One TCP connection attempt to one address, bounded by `limit`. Returns "" or the reason.
-  Task<std::string> TryConnect(const tcp::endpoint& endpoint, std::chrono::steady_clock::duration limit) {
+  Task<std::string> TryConnect(const tcp::endpoint& endpoint,
+                               std::chrono::steady_clock::duration limit) {
     error_code ignored;
     socket.close(ignored);
     ArmDeadline(limit);
     error_code ec;
     co_await socket.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, ec));
     Disarm();
-    if (timed_out) co_return "no answer to the connection request within " + Seconds(limit) +
-                             " (host down, or a firewall dropping packets?)";
+    if (timed_out)
+      co_return "no answer to the connection request within " + Seconds(limit) +
+          " (host down, or a firewall dropping packets?)";
     if (ec) co_return ec.message();
     socket.set_option(tcp::no_delay(true), ignored);
     co_return "";
@@ -270,7 +270,7 @@ std::string AsyncStoreClient::local_address() const {
 }
 
 AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int port,
-                                                      Clock::time_point deadline) {
+                                                       Clock::time_point deadline) {
   auto impl = impl_;
   Impl::Turn turn(*impl, "connect");
   if (impl->cancelled) throw StoreError("connect: the client was closed");
@@ -282,8 +282,8 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
   std::string last_error = "no attempt was made";
   for (;;) {
     error_code ec;
-    auto results = co_await resolver.async_resolve(
-        host, std::to_string(port), asio::redirect_error(asio::use_awaitable, ec));
+    auto results = co_await resolver.async_resolve(host, std::to_string(port),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       last_error = "cannot resolve '" + host + "': " + ec.message();
     } else {
@@ -333,7 +333,7 @@ AsyncStoreClient::Task<int64_t> AsyncStoreClient::Add(std::string key, int64_t d
 }
 
 AsyncStoreClient::Task<Bytes> AsyncStoreClient::CompareSet(std::string key, Bytes expected,
-                                                          Bytes desired) {
+                                                           Bytes desired) {
   auto impl = impl_;
   Request request = KeyValueRequest(Command::kCompareSet, std::move(key), std::move(expected));
   request.values.push_back(std::move(desired));
@@ -356,7 +356,7 @@ AsyncStoreClient::Task<std::vector<Bytes>> AsyncStoreClient::MultiGet(
 }
 
 AsyncStoreClient::Task<void> AsyncStoreClient::MultiSet(std::vector<std::string> keys,
-                                                       std::vector<Bytes> values) {
+                                                        std::vector<Bytes> values) {
   auto impl = impl_;
   co_await impl->RoundTrip(MakeRequest(Command::kMultiSet, std::move(keys), std::move(values)));
 }
@@ -377,7 +377,7 @@ AsyncStoreClient::Task<std::vector<std::string>> AsyncStoreClient::ListKeys() {
 // the server then answers WAIT_CANCELED, or STOP_WAITING followed by WAIT_CANCELED when the keys
 // arrived in between. A store that answers neither within operation_timeout is given up on.
 AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> keys,
-                                                   std::chrono::milliseconds timeout) {
+                                                    std::chrono::milliseconds timeout) {
   auto impl = impl_;
   Request request = MakeRequest(Command::kWait, std::move(keys));
   const std::string what = Describe(request);
@@ -397,8 +397,7 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
       *cancel_sent = true;
       auto cancel = std::make_shared<std::string>();
       EncodeRequest(Dialect::kModern, MakeRequest(Command::kCancelWait), cancel.get());
-      asio::async_write(impl->socket, asio::buffer(*cancel),
-                        [impl, cancel](error_code, size_t) {});
+      asio::async_write(impl->socket, asio::buffer(*cancel), [impl, cancel](error_code, size_t) {});
       impl->ArmDeadline(impl->options.operation_timeout);
     });
   }

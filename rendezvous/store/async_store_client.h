@@ -14,16 +14,15 @@
 // Lifetime: destroying the client closes the connection; pending operations then finish with
 // StoreError. The coroutine's caller must keep the client alive while it awaits.
 
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>  // boost 1.74's awaitable.hpp uses std::exchange without it
+#include <utility>
 #include <vector>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
-
+#include "rendezvous/store/asio_coroutine.h"
 #include "rendezvous/store/store.h"
 
 namespace cpplaunch {

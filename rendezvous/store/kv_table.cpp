@@ -54,26 +54,46 @@ void TableEffects::Clear() {
 void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
   effects->Clear();
   switch (request.command) {
-    case Command::kValidate: return;  // the decoder checked the magic
-    case Command::kSet: return Set(request, effects);
-    case Command::kCompareSet: return CompareSet(request, effects);
-    case Command::kGet: return Get(request, effects);
-    case Command::kAdd: return Add(request, effects);
-    case Command::kCheck: return Check(request, effects);
-    case Command::kWait: return Wait(conn, request, effects);
-    case Command::kGetNumKeys: return EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
-    case Command::kWatchKey: return WatchKey(conn, request, effects);
-    case Command::kDeleteKey: return DeleteKey(request, effects);
-    case Command::kAppend: return Append(request, effects);
-    case Command::kMultiGet: return MultiGet(request, effects);
-    case Command::kMultiSet: return MultiSet(request, effects);
-    case Command::kCancelWait: return CancelWait(conn, effects);
-    case Command::kPing: return EncodeU32(request.u32, &effects->reply);
-    case Command::kQueuePush: return QueuePush(request, effects);
-    case Command::kQueuePop: return QueuePop(request, effects);
-    case Command::kQueueLen: return QueueLen(request, effects);
-    case Command::kListKeys: return ListKeys(effects);
-    case Command::kBarrier: return Barrier(conn, request, effects);
+    case Command::kValidate:
+      return;  // the decoder checked the magic
+    case Command::kSet:
+      return Set(request, effects);
+    case Command::kCompareSet:
+      return CompareSet(request, effects);
+    case Command::kGet:
+      return Get(request, effects);
+    case Command::kAdd:
+      return Add(request, effects);
+    case Command::kCheck:
+      return Check(request, effects);
+    case Command::kWait:
+      return Wait(conn, request, effects);
+    case Command::kGetNumKeys:
+      return EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
+    case Command::kWatchKey:
+      return WatchKey(conn, request, effects);
+    case Command::kDeleteKey:
+      return DeleteKey(request, effects);
+    case Command::kAppend:
+      return Append(request, effects);
+    case Command::kMultiGet:
+      return MultiGet(request, effects);
+    case Command::kMultiSet:
+      return MultiSet(request, effects);
+    case Command::kCancelWait:
+      return CancelWait(conn, effects);
+    case Command::kPing:
+      return EncodeU32(request.u32, &effects->reply);
+    case Command::kQueuePush:
+      return QueuePush(request, effects);
+    case Command::kQueuePop:
+      return QueuePop(request, effects);
+    case Command::kQueueLen:
+      return QueueLen(request, effects);
+    case Command::kListKeys:
+      return ListKeys(effects);
+    case Command::kBarrier:
+      return Barrier(conn, request, effects);
   }
 }
 

@@ -92,8 +92,7 @@ class KvTable {
   void Barrier(ConnId conn, Request& request, TableEffects* effects);
 
   void Store(std::string&& key, Bytes&& value, TableEffects* effects);
-  bool AddToCounter(const std::string& key, int64_t delta, int64_t* result,
-                    TableEffects* effects);
+  bool AddToCounter(const std::string& key, int64_t delta, int64_t* result, TableEffects* effects);
   bool Present(std::string_view key) const;
   void Register(ConnId conn, const std::vector<std::string>& keys, TableEffects* effects);
   void Touch(std::string_view key, TableEffects* effects);
@@ -112,7 +111,7 @@ class KvTable {
   uint64_t next_ticket_ = 1;
   size_t total_entries_ = 0;  // entries in waiting_, live or stale
   size_t stale_entries_ = 0;
-  Map<std::vector<ConnId>> watchers_;                      // legacy WATCH_KEY
+  Map<std::vector<ConnId>> watchers_;                             // legacy WATCH_KEY
   std::unordered_map<ConnId, std::vector<std::string>> watched_;  // for Disconnect
 };
 

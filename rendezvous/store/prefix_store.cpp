@@ -19,8 +19,7 @@ Bytes PrefixStore::Get(const std::string& key) { return inner_.Get(Join(key)); }
 int64_t PrefixStore::Add(const std::string& key, int64_t delta) {
   return inner_.Add(Join(key), delta);
 }
-Bytes PrefixStore::CompareSet(const std::string& key, const Bytes& expected,
-                              const Bytes& desired) {
+Bytes PrefixStore::CompareSet(const std::string& key, const Bytes& expected, const Bytes& desired) {
   return inner_.CompareSet(Join(key), expected, desired);
 }
 bool PrefixStore::Check(const std::vector<std::string>& keys) { return inner_.Check(Join(keys)); }

@@ -21,7 +21,9 @@ constexpr milliseconds kFirstBackoff{10};
 constexpr milliseconds kMaxBackoff{1000};
 constexpr size_t kReceiveChunk = 64 * 1024;
 
-std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
+std::string ErrnoText(int error) {
+  return std::error_code(error, std::generic_category()).message();
+}
 
 std::string FormatAddress(const std::string& host, uint16_t port) {
   bool v6 = host.find(':') != std::string::npos;
@@ -110,8 +112,8 @@ void StoreClient::Connect() {
     addrinfo hints{};
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
-    int rc = ::getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints,
-                           &found);
+    int rc =
+        ::getaddrinfo(options_.host.c_str(), std::to_string(options_.port).c_str(), &hints, &found);
     if (rc != 0) {
       last_error = std::string("cannot resolve host: ") + ::gai_strerror(rc);
     }
@@ -183,14 +185,14 @@ Reply& StoreClient::Call(Request& request, const std::string& what, Clock::time_
   SendAll(out_, operation, what, deadline);
   ReplyShape shape = ReplyShapeOf(request.command);
   if (shape != ReplyShape::kNone && !Receive(shape, count, operation, what, deadline)) {
-    FailTimeout(operation, what, "no reply within " + std::to_string(options_.timeout.count()) +
-                                     "ms");
+    FailTimeout(operation, what,
+                "no reply within " + std::to_string(options_.timeout.count()) + "ms");
   }
   return reply_decoder_.reply();
 }
 
-void StoreClient::SendAll(const std::string& bytes, const char* operation,
-                          const std::string& what, Clock::time_point deadline) {
+void StoreClient::SendAll(const std::string& bytes, const char* operation, const std::string& what,
+                          Clock::time_point deadline) {
   size_t sent = 0;
   while (sent < bytes.size()) {
     ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -203,8 +205,8 @@ void StoreClient::SendAll(const std::string& bytes, const char* operation,
       Fail(operation, what, "send failed: " + ErrnoText(errno));
     }
     if (!PollUntil(fd_, POLLOUT, deadline)) {
-      FailTimeout(operation, what, "could not send within " +
-                                       std::to_string(options_.timeout.count()) + "ms");
+      FailTimeout(operation, what,
+                  "could not send within " + std::to_string(options_.timeout.count()) + "ms");
     }
   }
 }
@@ -264,8 +266,7 @@ int64_t StoreClient::Add(const std::string& key, int64_t delta) {
   return Call(request, "'" + key + "'", Deadline()).number;
 }
 
-Bytes StoreClient::CompareSet(const std::string& key, const Bytes& expected,
-                              const Bytes& desired) {
+Bytes StoreClient::CompareSet(const std::string& key, const Bytes& expected, const Bytes& desired) {
   EnsureConnected("COMPARE_SET", "'" + key + "'");
   Request& request = NewRequest(Command::kCompareSet);
   request.keys = {WireKey(key)};
@@ -369,8 +370,8 @@ void StoreClient::Ping() {
   NewRequest(Command::kPing).u32 = nonce;
   uint32_t echo = Call(request_, "", Deadline()).u32;
   if (echo != nonce) {
-    Fail("PING", "", "the server echoed " + std::to_string(echo) + " instead of " +
-                         std::to_string(nonce));
+    Fail("PING", "",
+         "the server echoed " + std::to_string(echo) + " instead of " + std::to_string(nonce));
   }
 }
 

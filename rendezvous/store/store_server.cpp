@@ -45,8 +45,8 @@ std::string FormatEndpoint(const std::string& host, uint16_t port) {
 }
 
 [[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
-  std::string message = "cannot bind the store to " + FormatEndpoint(host, port) + ": " +
-                        ec.message();
+  std::string message =
+      "cannot bind the store to " + FormatEndpoint(host, port) + ": " + ec.message();
   if (ec == asio::error::address_in_use) {
     message += "; choose another --master-port or --master-port=0";
   } else if (ec == boost::system::errc::address_not_available) {
@@ -131,10 +131,9 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
       });
       return;
     }
-    socket_.async_read_some(asio::buffer(buffer_),
-                            [self = shared_from_this()](const error_code& ec, size_t n) {
-                              self->OnRead(ec, n);
-                            });
+    socket_.async_read_some(
+        asio::buffer(buffer_),
+        [self = shared_from_this()](const error_code& ec, size_t n) { self->OnRead(ec, n); });
   }
 
   void Queue(std::string_view bytes) {
@@ -171,10 +170,9 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     if (out_.empty()) return AfterWrite();
     writing_.swap(out_);
     write_in_flight_ = true;
-    asio::async_write(socket_, asio::buffer(writing_),
-                      [self = shared_from_this()](const error_code& error, size_t) {
-                        self->OnWritten(error);
-                      });
+    asio::async_write(
+        socket_, asio::buffer(writing_),
+        [self = shared_from_this()](const error_code& error, size_t) { self->OnWritten(error); });
   }
 
   void Shutdown() {
@@ -292,11 +290,10 @@ bool StoreServerImpl::TryListen(const tcp::endpoint& endpoint, bool dual_stack, 
 }
 
 void StoreServerImpl::WaitForConnection() {
-  acceptor_.async_wait(tcp::acceptor::wait_read,
-                       [self = shared_from_this()](const error_code& ec) {
-                         if (self->stopped_ || ec == asio::error::operation_aborted) return;
-                         self->AcceptBurst();
-                       });
+  acceptor_.async_wait(tcp::acceptor::wait_read, [self = shared_from_this()](const error_code& ec) {
+    if (self->stopped_ || ec == asio::error::operation_aborted) return;
+    self->AcceptBurst();
+  });
 }
 
 void StoreServerImpl::AcceptBurst() {

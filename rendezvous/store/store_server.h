@@ -40,8 +40,8 @@ struct StoreServerOptions {
   // "::" listens on every IPv6 and IPv4 address (dual stack); anything else (an IP literal or a
   // name resolving to one) binds exactly that address.
   std::string bind_host = "::";
-  uint16_t port = 0;  // 0: the OS picks a free port (see port())
-  WireLimits limits;  // per-request caps; a request over them closes its connection
+  uint16_t port = 0;               // 0: the OS picks a free port (see port())
+  WireLimits limits;               // per-request caps; a request over them closes its connection
   size_t max_connections = 16384;  // further connections are accepted and closed at once
   // A session whose unsent output exceeds this is closed (a client that stops reading while
   // others' writes fan out to it). Must exceed the largest single reply.

@@ -11,17 +11,17 @@ namespace {
 // Command byte -> Command, per dialect. Legacy includes the mid-2023 additions 9..12, which
 // 1.13 servers reject but cost nothing to understand.
 constexpr std::array<Command, 13> kLegacyCodes = {
-    Command::kSet,      Command::kCompareSet, Command::kGet,       Command::kAdd,
-    Command::kCheck,    Command::kWait,       Command::kGetNumKeys, Command::kWatchKey,
-    Command::kDeleteKey, Command::kAppend,    Command::kMultiGet,  Command::kMultiSet,
+    Command::kSet,        Command::kCompareSet, Command::kGet,        Command::kAdd,
+    Command::kCheck,      Command::kWait,       Command::kGetNumKeys, Command::kWatchKey,
+    Command::kDeleteKey,  Command::kAppend,     Command::kMultiGet,   Command::kMultiSet,
     Command::kCancelWait,
 };
 constexpr std::array<Command, 19> kModernCodes = {
-    Command::kValidate,  Command::kSet,        Command::kCompareSet, Command::kGet,
-    Command::kAdd,       Command::kCheck,      Command::kWait,       Command::kGetNumKeys,
-    Command::kDeleteKey, Command::kAppend,     Command::kMultiGet,   Command::kMultiSet,
-    Command::kCancelWait, Command::kPing,      Command::kQueuePush,  Command::kQueuePop,
-    Command::kQueueLen,  Command::kListKeys,   Command::kBarrier,
+    Command::kValidate,   Command::kSet,      Command::kCompareSet, Command::kGet,
+    Command::kAdd,        Command::kCheck,    Command::kWait,       Command::kGetNumKeys,
+    Command::kDeleteKey,  Command::kAppend,   Command::kMultiGet,   Command::kMultiSet,
+    Command::kCancelWait, Command::kPing,     Command::kQueuePush,  Command::kQueuePop,
+    Command::kQueueLen,   Command::kListKeys, Command::kBarrier,
 };
 
 std::string HexByte(uint8_t byte) {
@@ -46,26 +46,46 @@ void StoreLittleEndian(uint64_t value, size_t width, std::string* out) {
 
 const char* CommandName(Command command) {
   switch (command) {
-    case Command::kValidate: return "VALIDATE";
-    case Command::kSet: return "SET";
-    case Command::kCompareSet: return "COMPARE_SET";
-    case Command::kGet: return "GET";
-    case Command::kAdd: return "ADD";
-    case Command::kCheck: return "CHECK";
-    case Command::kWait: return "WAIT";
-    case Command::kGetNumKeys: return "GETNUMKEYS";
-    case Command::kWatchKey: return "WATCH_KEY";
-    case Command::kDeleteKey: return "DELETE_KEY";
-    case Command::kAppend: return "APPEND";
-    case Command::kMultiGet: return "MULTI_GET";
-    case Command::kMultiSet: return "MULTI_SET";
-    case Command::kCancelWait: return "CANCEL_WAIT";
-    case Command::kPing: return "PING";
-    case Command::kQueuePush: return "QUEUE_PUSH";
-    case Command::kQueuePop: return "QUEUE_POP";
-    case Command::kQueueLen: return "QUEUE_LEN";
-    case Command::kListKeys: return "LIST_KEYS";
-    case Command::kBarrier: return "BARRIER";
+    case Command::kValidate:
+      return "VALIDATE";
+    case Command::kSet:
+      return "SET";
+    case Command::kCompareSet:
+      return "COMPARE_SET";
+    case Command::kGet:
+      return "GET";
+    case Command::kAdd:
+      return "ADD";
+    case Command::kCheck:
+      return "CHECK";
+    case Command::kWait:
+      return "WAIT";
+    case Command::kGetNumKeys:
+      return "GETNUMKEYS";
+    case Command::kWatchKey:
+      return "WATCH_KEY";
+    case Command::kDeleteKey:
+      return "DELETE_KEY";
+    case Command::kAppend:
+      return "APPEND";
+    case Command::kMultiGet:
+      return "MULTI_GET";
+    case Command::kMultiSet:
+      return "MULTI_SET";
+    case Command::kCancelWait:
+      return "CANCEL_WAIT";
+    case Command::kPing:
+      return "PING";
+    case Command::kQueuePush:
+      return "QUEUE_PUSH";
+    case Command::kQueuePop:
+      return "QUEUE_POP";
+    case Command::kQueueLen:
+      return "QUEUE_LEN";
+    case Command::kListKeys:
+      return "LIST_KEYS";
+    case Command::kBarrier:
+      return "BARRIER";
   }
   return "?";
 }
@@ -111,25 +131,33 @@ constexpr Field kPairBody[] = {Field::kKey, Field::kValue, Field::kEnd};
 const Field* ProgramOf(Command command) {
   switch (command) {
     case Command::kValidate:
-    case Command::kPing: return kProgU32;
+    case Command::kPing:
+      return kProgU32;
     case Command::kSet:
     case Command::kAppend:
-    case Command::kQueuePush: return kProgKeyValue;
-    case Command::kCompareSet: return kProgKeyTwoValues;
+    case Command::kQueuePush:
+      return kProgKeyValue;
+    case Command::kCompareSet:
+      return kProgKeyTwoValues;
     case Command::kGet:
     case Command::kWatchKey:
     case Command::kDeleteKey:
     case Command::kQueuePop:
-    case Command::kQueueLen: return kProgKey;
+    case Command::kQueueLen:
+      return kProgKey;
     case Command::kAdd:
-    case Command::kBarrier: return kProgKeyI64;
+    case Command::kBarrier:
+      return kProgKeyI64;
     case Command::kCheck:
     case Command::kWait:
-    case Command::kMultiGet: return kProgKeyList;
-    case Command::kMultiSet: return kProgPairList;
+    case Command::kMultiGet:
+      return kProgKeyList;
+    case Command::kMultiSet:
+      return kProgPairList;
     case Command::kGetNumKeys:
     case Command::kCancelWait:
-    case Command::kListKeys: return kProgNone;
+    case Command::kListKeys:
+      return kProgNone;
   }
   return kProgNone;
 }
@@ -372,10 +400,18 @@ bool EncodeRequest(Dialect dialect, const Request& request, std::string* out) {
   size_t next_value = 0;
   for (; *field != Field::kEnd; ++field) {
     switch (*field) {
-      case Field::kKey: EncodeBytes(request.keys.at(next_key++), out); break;
-      case Field::kValue: EncodeBytes(request.values.at(next_value++), out); break;
-      case Field::kI64: EncodeI64(request.number, out); break;
-      case Field::kU32: EncodeU32(request.u32, out); break;
+      case Field::kKey:
+        EncodeBytes(request.keys.at(next_key++), out);
+        break;
+      case Field::kValue:
+        EncodeBytes(request.values.at(next_value++), out);
+        break;
+      case Field::kI64:
+        EncodeI64(request.number, out);
+        break;
+      case Field::kU32:
+        EncodeU32(request.u32, out);
+        break;
       case Field::kKeyList:
         EncodeU64(request.keys.size(), out);
         for (const auto& key : request.keys) EncodeBytes(key, out);
@@ -387,7 +423,8 @@ bool EncodeRequest(Dialect dialect, const Request& request, std::string* out) {
           EncodeBytes(request.values.at(i), out);
         }
         break;
-      case Field::kEnd: break;
+      case Field::kEnd:
+        break;
     }
   }
   return true;
@@ -399,22 +436,30 @@ ReplyShape ReplyShapeOf(Command command) {
     case Command::kSet:
     case Command::kAppend:
     case Command::kMultiSet:
-    case Command::kQueuePush: return ReplyShape::kNone;
+    case Command::kQueuePush:
+      return ReplyShape::kNone;
     case Command::kCheck:
     case Command::kWait:
     case Command::kCancelWait:
     case Command::kBarrier:
-    case Command::kWatchKey: return ReplyShape::kU8;
-    case Command::kPing: return ReplyShape::kU32;
+    case Command::kWatchKey:
+      return ReplyShape::kU8;
+    case Command::kPing:
+      return ReplyShape::kU32;
     case Command::kAdd:
     case Command::kGetNumKeys:
     case Command::kDeleteKey:
-    case Command::kQueueLen: return ReplyShape::kI64;
+    case Command::kQueueLen:
+      return ReplyShape::kI64;
     case Command::kGet:
-    case Command::kCompareSet: return ReplyShape::kBytes;
-    case Command::kMultiGet: return ReplyShape::kBytesList;
-    case Command::kQueuePop: return ReplyShape::kQueuePop;
-    case Command::kListKeys: return ReplyShape::kKeyList;
+    case Command::kCompareSet:
+      return ReplyShape::kBytes;
+    case Command::kMultiGet:
+      return ReplyShape::kBytesList;
+    case Command::kQueuePop:
+      return ReplyShape::kQueuePop;
+    case Command::kListKeys:
+      return ReplyShape::kKeyList;
   }
   return ReplyShape::kNone;
 }
@@ -438,10 +483,16 @@ void ReplyDecoder::Expect(ReplyShape shape, uint64_t count) {
   reply_.keys.clear();
   error_.clear();
   switch (shape) {
-    case ReplyShape::kNone: done_ = true; break;
+    case ReplyShape::kNone:
+      done_ = true;
+      break;
     case ReplyShape::kU8:
-    case ReplyShape::kWatchEvent: fixed_width_ = 1; break;
-    case ReplyShape::kU32: fixed_width_ = 4; break;
+    case ReplyShape::kWatchEvent:
+      fixed_width_ = 1;
+      break;
+    case ReplyShape::kU32:
+      fixed_width_ = 4;
+      break;
     case ReplyShape::kBytesList:
       if (count > limits_.max_key_count) {
         Fail("reply list of " + std::to_string(count) + " values exceeds the limit");
@@ -449,7 +500,9 @@ void ReplyDecoder::Expect(ReplyShape shape, uint64_t count) {
       fixed_width_ = 8;
       done_ = count == 0;
       break;
-    default: fixed_width_ = 8; break;
+    default:
+      fixed_width_ = 8;
+      break;
   }
 }
 
@@ -502,11 +555,22 @@ void ReplyDecoder::StartBlob(uint64_t length, bool is_key) {
 void ReplyDecoder::OnFixed(uint64_t value) {
   ++phase_;
   switch (shape_) {
-    case ReplyShape::kU8: reply_.u8 = static_cast<uint8_t>(value); done_ = true; return;
-    case ReplyShape::kU32: reply_.u32 = static_cast<uint32_t>(value); done_ = true; return;
-    case ReplyShape::kI64: reply_.number = static_cast<int64_t>(value); done_ = true; return;
+    case ReplyShape::kU8:
+      reply_.u8 = static_cast<uint8_t>(value);
+      done_ = true;
+      return;
+    case ReplyShape::kU32:
+      reply_.u32 = static_cast<uint32_t>(value);
+      done_ = true;
+      return;
+    case ReplyShape::kI64:
+      reply_.number = static_cast<int64_t>(value);
+      done_ = true;
+      return;
     case ReplyShape::kBytes:
-    case ReplyShape::kBytesList: StartBlob(value, false); return;
+    case ReplyShape::kBytesList:
+      StartBlob(value, false);
+      return;
     case ReplyShape::kQueuePop:
       if (phase_ == 1) {
         reply_.number = static_cast<int64_t>(value);
@@ -537,7 +601,9 @@ void ReplyDecoder::OnFixed(uint64_t value) {
       }
       StartBlob(value, phase_ == 2);
       return;
-    case ReplyShape::kNone: done_ = true; return;
+    case ReplyShape::kNone:
+      done_ = true;
+      return;
   }
 }
 

@@ -189,8 +189,8 @@ struct Reply {
   uint8_t u8 = 0;
   uint32_t u32 = 0;
   int64_t number = 0;
-  std::vector<Bytes> values;  // kBytes: 1; kBytesList: count; kQueuePop: 0 or 1;
-                              // kWatchEvent: {old, new}
+  std::vector<Bytes> values;      // kBytes: 1; kBytesList: count; kQueuePop: 0 or 1;
+                                  // kWatchEvent: {old, new}
   std::vector<std::string> keys;  // kKeyList; kWatchEvent: {key}
 };
 

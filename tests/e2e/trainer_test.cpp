@@ -1,9 +1,8 @@
 // The example trainer's pure parts (examples/trainer_options, examples/distributed_shard): the
 // command line, the launcher environment and the DistributedSampler index arithmetic. The
 // trainer itself runs as a real job in trainer_test.py.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <set>
 #include <string>
@@ -22,11 +21,14 @@ LaunchEnv ParseFrom(const std::map<std::string, std::string>& vars) {
   });
 }
 
-const std::map<std::string, std::string> kTorchrunEnv = {
-    {"RANK", "1"},         {"LOCAL_RANK", "1"},
-    {"WORLD_SIZE", "4"},   {"MASTER_ADDR", "127.0.0.1"},
-    {"MASTER_PORT", "29500"}, {"TORCHELASTIC_RESTART_COUNT", "2"},
-    {"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RUN_ID", "none"}};
+const std::map<std::string, std::string> kTorchrunEnv = {{"RANK", "1"},
+                                                         {"LOCAL_RANK", "1"},
+                                                         {"WORLD_SIZE", "4"},
+                                                         {"MASTER_ADDR", "127.0.0.1"},
+                                                         {"MASTER_PORT", "29500"},
+                                                         {"TORCHELASTIC_RESTART_COUNT", "2"},
+                                                         {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                                         {"TORCHELASTIC_RUN_ID", "none"}};
 
 TEST_CASE("trainer options: both value spellings, defaults, errors") {
   TrainerOptions o = ParseTrainerOptions({"--epochs=3", "--batch-size", "8", "--lr=0.1",
@@ -61,12 +63,13 @@ TEST_CASE("launcher environment as torchrun and cpplaunch set it") {
 
 TEST_CASE("launcher environment: missing or malformed variables are usage errors") {
   CHECK_THROWS_WITH(ParseFrom({}), Catch::Contains("WORLD_SIZE is not set") &&
-                                        Catch::Contains("cpplaunch --nproc-per-node"));
+                                       Catch::Contains("cpplaunch --nproc-per-node"));
   auto vars = kTorchrunEnv;
   vars["RANK"] = "4";  // not below WORLD_SIZE
   CHECK_THROWS_WITH(ParseFrom(vars), Catch::Contains("RANK must be between 0 and 3"));
   vars = kTorchrunEnv;
-  vars.erase("TORCHELASTIC_RESTART_COUNT");  // names the store prefix: mandatory with the agent store
+  vars.erase(
+      "TORCHELASTIC_RESTART_COUNT");  // names the store prefix: mandatory with the agent store
   CHECK_THROWS_WITH(ParseFrom(vars), Catch::Contains("TORCHELASTIC_RESTART_COUNT is not set"));
   vars["TORCHELASTIC_USE_AGENT_STORE"] = "False";  // rank 0 hosts: attempt 0 is fine
   CHECK(ParseFrom(vars).restart_count == 0);

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -18,8 +19,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
 
 namespace cpplaunch::testing {
 
@@ -32,7 +31,9 @@ double Ms(Duration d) {
 }
 
 // Measurements go to stderr so they show in ctest's verbose output even when tests pass.
-inline void Measured(const std::string& text) { std::fprintf(stderr, "[measured] %s\n", text.c_str()); }
+inline void Measured(const std::string& text) {
+  std::fprintf(stderr, "[measured] %s\n", text.c_str());
+}
 
 class Pipe {
  public:

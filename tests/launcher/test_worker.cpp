@@ -157,8 +157,10 @@ int main(int argc, char** argv) {
       return args[++i].c_str();
     };
     if (a == "--exit") return std::atoi(value());
-    if (a == "--sleep") SleepMs(std::atol(value()));
-    else if (a == "--ignore-term") signal(SIGTERM, SIG_IGN);
+    if (a == "--sleep")
+      SleepMs(std::atol(value()));
+    else if (a == "--ignore-term")
+      signal(SIGTERM, SIG_IGN);
     else if (a == "--trap-term") {
       trap_code = std::atoi(value());
       signal(SIGTERM, OnTrap);
@@ -167,13 +169,20 @@ int main(int argc, char** argv) {
       signal(signo, SIG_DFL);
       raise(signo);
       return 99;
-    } else if (a == "--children") StartChildren(std::atoi(value()), false);
-    else if (a == "--daemons") StartChildren(std::atoi(value()), true);
-    else if (a == "--children-ignore-term") child_flags_ignore_term = 1;
-    else if (a == "--pid-file") pid_file = value();
-    else if (a == "--stdout-lines") WriteLines(stdout, "out", std::atol(value()));
-    else if (a == "--stderr-lines") WriteLines(stderr, "err", std::atol(value()));
-    else if (a == "--stdout-bytes") WriteBytes(std::atol(value()));
+    } else if (a == "--children")
+      StartChildren(std::atoi(value()), false);
+    else if (a == "--daemons")
+      StartChildren(std::atoi(value()), true);
+    else if (a == "--children-ignore-term")
+      child_flags_ignore_term = 1;
+    else if (a == "--pid-file")
+      pid_file = value();
+    else if (a == "--stdout-lines")
+      WriteLines(stdout, "out", std::atol(value()));
+    else if (a == "--stderr-lines")
+      WriteLines(stderr, "err", std::atol(value()));
+    else if (a == "--stdout-bytes")
+      WriteBytes(std::atol(value()));
     else if (a == "--check-fds") {
       if (int rc = CheckFds(); rc != 0) return rc;
     } else if (a == "--print-env") {
@@ -183,7 +192,8 @@ int main(int argc, char** argv) {
       char buf[4096];
       std::printf("%s\n", getcwd(buf, sizeof(buf)) ? buf : "?");
       std::fflush(stdout);
-    } else if (a == "--error-file") WriteErrorFile(value());
+    } else if (a == "--error-file")
+      WriteErrorFile(value());
     else if (a == "--ready") {
       std::printf("ready\n");
       std::fflush(stdout);

@@ -1,7 +1,6 @@
 #include "rendezvous/dynamic_rendezvous.h"
 
 #include <catch2/catch.hpp>
-
 #include <memory>
 #include <set>
 
@@ -64,7 +63,8 @@ TEST_CASE("Dynamic rendezvous completes at MAX at once with deterministic ranks"
     results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
   }
   auto started = Clock::now();
-  RunUntil(io, [&] { return AllDone(results); }, 5000ms);
+  RunUntil(
+      io, [&] { return AllDone(results); }, 5000ms);
   CHECK(Clock::now() - started < 1s);
   std::set<int> ranks;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -85,7 +85,8 @@ TEST_CASE("Dynamic rendezvous completes at MIN after the last call", "[rendezvou
   DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 2, 4));
   auto started = Clock::now();
   Results results{Spawn(io, a.Next(std::nullopt)), Spawn(io, b.Next(std::nullopt))};
-  RunUntil(io, [&] { return AllDone(results); }, 5000ms);
+  RunUntil(
+      io, [&] { return AllDone(results); }, 5000ms);
   auto elapsed = Clock::now() - started;
   INFO(results[0]->message());
   CHECK(results[0]->get().group_world_size() == 2);
@@ -104,7 +105,8 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
   settings_c.progress = [&](const std::string& line) { progress.push_back(line); };
   DynamicRendezvous c(io.get_executor(), settings_c);
   Results first{Spawn(io, a.Next(std::nullopt)), Spawn(io, b.Next(std::nullopt))};
-  RunUntil(io, [&] { return AllDone(first); }, 5000ms);
+  RunUntil(
+      io, [&] { return AllDone(first); }, 5000ms);
   REQUIRE(first[0]->get().group_world_size() == 2);
 
   auto late = Spawn(io, c.Next(std::nullopt));
@@ -115,13 +117,15 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
     co_await probe.Wait(keys, 3s);
     co_return co_await probe.Get(EndKey("elastic", 0));
   });
-  RunUntil(io, [&] { return end->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return end->done; }, 5000ms);
   CHECK_THAT(end->get(), Catch::Contains("membership_change"));
   CHECK_FALSE(late->done);
 
   RoundTransition membership{0, 0, false};
   Results second{Spawn(io, a.Next(membership)), Spawn(io, b.Next(membership)), late};
-  RunUntil(io, [&] { return AllDone(second); }, 5000ms);
+  RunUntil(
+      io, [&] { return AllDone(second); }, 5000ms);
   for (const auto& result : second) {
     INFO(result->message());
     CHECK(result->get().round == 1);
@@ -130,16 +134,17 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
   }
 }
 
-TEST_CASE("Dynamic rendezvous fails on every host when --nnodes differs",
-          "[rendezvous][dynamic]") {
+TEST_CASE("Dynamic rendezvous fails on every host when --nnodes differs", "[rendezvous][dynamic]") {
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 2));
   DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 3, 3));
   auto ra = Spawn(io, a.Next(std::nullopt));
-  RunUntil(io, [&] { return false; }, 50ms);
+  RunUntil(
+      io, [&] { return false; }, 50ms);
   auto rb = Spawn(io, b.Next(std::nullopt));
-  RunUntil(io, [&] { return ra->done && rb->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return ra->done && rb->done; }, 3000ms);
   REQUIRE(ra->done);
   REQUIRE(rb->done);
   CHECK_THAT(rb->message(), Catch::Contains("--nnodes=3 but the job's rendezvous uses --nnodes=2"));
@@ -157,7 +162,8 @@ TEST_CASE("Dynamic rendezvous join timeout leaves the round and says how far it 
   settings.progress = [&](const std::string& line) { progress.push_back(line); };
   DynamicRendezvous a(io.get_executor(), settings);
   auto ra = Spawn(io, a.Next(std::nullopt));
-  RunUntil(io, [&] { return ra->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return ra->done; }, 3000ms);
   REQUIRE(ra->done);
   CHECK_THAT(ra->message(), Catch::Contains("timed out"));
   CHECK_THAT(ra->message(), Catch::Contains("1 host(s) had joined round 0"));
@@ -168,7 +174,8 @@ TEST_CASE("Dynamic rendezvous join timeout leaves the round and says how far it 
   settings_b.join_timeout = 200ms;
   DynamicRendezvous b(io.get_executor(), settings_b);
   auto rb = Spawn(io, b.Next(std::nullopt));
-  RunUntil(io, [&] { return rb->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return rb->done; }, 3000ms);
   CHECK_THAT(rb->message(), Catch::Contains("1 host(s) had joined round 0"));
 }
 
@@ -178,12 +185,15 @@ TEST_CASE("Dynamic rendezvous after Close refuses late hosts with the reason",
   StoreServer server(io, testing::LoopbackServer());
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 1, 1));
   auto ra = Spawn(io, a.Next(std::nullopt));
-  RunUntil(io, [&] { return ra->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return ra->done; }, 3000ms);
   auto closing = Spawn(io, a.Close("the job finished"));
-  RunUntil(io, [&] { return closing->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return closing->done; }, 3000ms);
   DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 1, 1));
   auto rb = Spawn(io, b.Next(std::nullopt));
-  RunUntil(io, [&] { return rb->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return rb->done; }, 3000ms);
   CHECK_THAT(rb->message(), Catch::Contains("the job finished"));
 }
 
@@ -198,7 +208,8 @@ TEST_CASE("Dynamic rendezvous of 64 hosts completes quickly", "[rendezvous][dyna
                                                          Settings(server.port(), id, 64, 64)));
     results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
   }
-  RunUntil(io, [&] { return AllDone(results); }, 10000ms);
+  RunUntil(
+      io, [&] { return AllDone(results); }, 10000ms);
   auto elapsed = Clock::now() - started;
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
   WARN("64 in-process agents completed in " << ms << " ms");

@@ -1,7 +1,6 @@
 #include "rendezvous/job_channel.h"
 
 #include <catch2/catch.hpp>
-
 #include <memory>
 
 #include "rendezvous/store/async_store_client.h"
@@ -62,10 +61,14 @@ std::vector<std::unique_ptr<Agent>> StartAgents(asio::io_context& io, uint16_t p
     started.push_back(Spawn(io, agent->channel->Start()));
     agents.push_back(std::move(agent));
   }
-  RunUntil(io, [&] {
-    for (auto& s : started) if (!s->done) return false;
-    return true;
-  }, 3000ms);
+  RunUntil(
+      io,
+      [&] {
+        for (auto& s : started)
+          if (!s->done) return false;
+        return true;
+      },
+      3000ms);
   for (auto& s : started) REQUIRE(s->message() == "");
   return agents;
 }
@@ -91,14 +94,17 @@ TEST_CASE("JobChannel: a failure on one host reaches every host within milliseco
   failure.detail = "exitcode 3";
   auto sent_at = Clock::now();
   auto ended = Spawn(io, agents[2]->channel->EndRound(failure));
-  RunUntil(io, [&] { return AllSeen(agents); }, 3000ms);
+  RunUntil(
+      io, [&] { return AllSeen(agents); }, 3000ms);
   REQUIRE(AllSeen(agents));
   for (const auto& agent : agents) {
     CHECK(*agent->seen == failure);
     CHECK(agent->seen_at - sent_at < 100ms);
   }
   CHECK(ended->get() == failure);
-  CHECK_THAT(failure.Describe(), Catch::Contains("worker rank 5 (local rank 1) on host2 (node rank 2) failed: exitcode 3"));
+  CHECK_THAT(
+      failure.Describe(),
+      Catch::Contains("worker rank 5 (local rank 1) on host2 (node rank 2) failed: exitcode 3"));
 }
 
 TEST_CASE("JobChannel: the first of two failures is everybody's root cause",
@@ -113,7 +119,8 @@ TEST_CASE("JobChannel: the first of two failures is everybody's root cause",
   second.host = "host1";
   auto a = Spawn(io, agents[0]->channel->EndRound(first));
   auto b = Spawn(io, agents[1]->channel->EndRound(second));
-  RunUntil(io, [&] { return a->done && b->done && AllSeen(agents); }, 3000ms);
+  RunUntil(
+      io, [&] { return a->done && b->done && AllSeen(agents); }, 3000ms);
   REQUIRE(AllSeen(agents));
   CHECK(a->get() == b->get());
   for (const auto& agent : agents) CHECK(*agent->seen == a->get());
@@ -124,10 +131,12 @@ TEST_CASE("JobChannel: an agent that stops heartbeating is reported lost in time
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
   auto agents = StartAgents(io, server.port(), 3, 100ms);
-  RunUntil(io, [&] { return false; }, 200ms);
+  RunUntil(
+      io, [&] { return false; }, 200ms);
   auto died_at = Clock::now();
   agents[1]->channel->Stop();  // as if SIGKILLed: its heartbeats stop
-  RunUntil(io, [&] { return agents[0]->seen && agents[2]->seen; }, 3000ms);
+  RunUntil(
+      io, [&] { return agents[0]->seen && agents[2]->seen; }, 3000ms);
   REQUIRE(agents[0]->seen);
   CHECK(agents[0]->seen->kind == RoundEndKind::kPeerLost);
   CHECK(agents[0]->seen->node_rank == 1);
@@ -143,31 +152,38 @@ TEST_CASE("JobChannel: losing the store ends the round locally", "[rendezvous][j
   auto server = std::make_unique<StoreServer>(io, testing::LoopbackServer());
   auto agents = StartAgents(io, server->port(), 2, 5s);
   server->Stop();
-  RunUntil(io, [&] { return AllSeen(agents); }, 3000ms);
+  RunUntil(
+      io, [&] { return AllSeen(agents); }, 3000ms);
   REQUIRE(AllSeen(agents));
   CHECK(agents[1]->seen->kind == RoundEndKind::kStoreLost);
   CHECK_THAT(agents[1]->seen->detail, Catch::Contains("127.0.0.1:"));
 }
 
-TEST_CASE("JobChannel: exit barrier passes when all arrive, and the store host waits for the "
-          "others to leave", "[rendezvous][job_channel]") {
+TEST_CASE(
+    "JobChannel: exit barrier passes when all arrive, and the store host waits for the "
+    "others to leave",
+    "[rendezvous][job_channel]") {
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
   auto agents = StartAgents(io, server.port(), 3, 5s);
   std::vector<std::shared_ptr<testing::Outcome<bool>>> barriers;
   for (int i = 0; i < 2; ++i) barriers.push_back(Spawn(io, agents[i]->channel->ExitBarrier(200ms)));
-  RunUntil(io, [&] { return barriers[0]->done && barriers[1]->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return barriers[0]->done && barriers[1]->done; }, 3000ms);
   CHECK_FALSE(barriers[0]->get());  // the third never came
   barriers.clear();
   for (int i = 0; i < 3; ++i) barriers.push_back(Spawn(io, agents[i]->channel->ExitBarrier(2s)));
-  RunUntil(io, [&] { return barriers[0]->done && barriers[1]->done && barriers[2]->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return barriers[0]->done && barriers[1]->done && barriers[2]->done; }, 3000ms);
   for (auto& barrier : barriers) CHECK(barrier->get());
   auto host_departs = Spawn(io, agents[0]->channel->Depart(2s));
-  RunUntil(io, [&] { return false; }, 100ms);
+  RunUntil(
+      io, [&] { return false; }, 100ms);
   CHECK_FALSE(host_departs->done);
   auto d1 = Spawn(io, agents[1]->channel->Depart(2s));
   auto d2 = Spawn(io, agents[2]->channel->Depart(2s));
-  RunUntil(io, [&] { return host_departs->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return host_departs->done; }, 3000ms);
   CHECK(host_departs->done);
   CHECK(d1->done);
   CHECK(d2->done);

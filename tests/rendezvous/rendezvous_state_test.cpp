@@ -1,7 +1,6 @@
 #include "rendezvous/rendezvous_state.h"
 
 #include <catch2/catch.hpp>
-
 #include <map>
 
 namespace cpplaunch {
@@ -141,16 +140,14 @@ TEST_CASE("A failure restart opens a new round with the higher restart count",
   CHECK(table.Step(Node("b", 2, 2, 1, 0), 0).action == JoinAction::kDone);
 }
 
-TEST_CASE("A participant of an incomplete round raises the restart count",
-          "[rendezvous][state]") {
+TEST_CASE("A participant of an incomplete round raises the restart count", "[rendezvous][state]") {
   Table table;
   table.Step(Node("a", 2, 2, 0, 0), 0);
   table.Step(Node("a", 2, 2, 0, 2), 0);
   CHECK(table.state->restart_count == 2);
 }
 
-TEST_CASE("A node with a different --nnodes is refused with both values",
-          "[rendezvous][state]") {
+TEST_CASE("A node with a different --nnodes is refused with both values", "[rendezvous][state]") {
   Table table;
   table.Step(Node("a", 2, 2), 0);
   JoinDecision refused = table.Step(Node("b", 3, 3), 0);

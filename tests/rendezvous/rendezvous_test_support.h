@@ -2,6 +2,7 @@
 // Helpers for the rendezvous unit tests: run coroutines on one io_context with a bound, with a
 // real StoreServer on 127.0.0.1 beside them.
 
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -11,9 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-
+#include "rendezvous/store/asio_coroutine.h"
 #include "rendezvous/store/store_server.h"
 
 namespace cpplaunch::testing {

@@ -1,7 +1,6 @@
 #include "rendezvous/static_rendezvous.h"
 
 #include <catch2/catch.hpp>
-
 #include <memory>
 
 #include "rendezvous/store/async_store_client.h"
@@ -45,11 +44,12 @@ TEST_CASE("Static rendezvous gives every host the same world, heterogeneous size
   std::vector<std::shared_ptr<testing::Outcome<RendezvousResult>>> results;
   const std::vector<int> sizes{2, 1, 3};
   for (int rank = 2; rank >= 0; --rank) {  // node 0 last: the others wait for it
-    agents.push_back(std::make_unique<StaticRendezvous>(io.get_executor(),
-                                                        Settings(server.port(), rank, 3, sizes[rank])));
+    agents.push_back(std::make_unique<StaticRendezvous>(
+        io.get_executor(), Settings(server.port(), rank, 3, sizes[rank])));
     results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
   }
-  RunUntil(io, [&] { return results[0]->done && results[1]->done && results[2]->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return results[0]->done && results[1]->done && results[2]->done; }, 5000ms);
   for (int i = 0; i < 3; ++i) {
     INFO(results[i]->message());
     RendezvousResult result = results[i]->get();
@@ -75,17 +75,20 @@ TEST_CASE("Static rendezvous restart rounds count restarts and drop the workers'
   });
   auto ra = Spawn(io, a.Next(std::nullopt));
   auto rb = Spawn(io, b.Next(std::nullopt));
-  RunUntil(io, [&] { return setup->done && ra->done && rb->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return setup->done && ra->done && rb->done; }, 5000ms);
   REQUIRE(ra->message() == "");
   RoundTransition failed{0, 0, true};
   auto ra1 = Spawn(io, a.Next(failed));
   auto rb1 = Spawn(io, b.Next(failed));
-  RunUntil(io, [&] { return ra1->done && rb1->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return ra1->done && rb1->done; }, 5000ms);
   INFO(ra1->message() << rb1->message());
   CHECK(ra1->get().round == 1);
   CHECK(rb1->get().restart_count == 1);
   auto listed = Spawn(io, worker.ListKeys());
-  RunUntil(io, [&] { return listed->done; }, 2000ms);
+  RunUntil(
+      io, [&] { return listed->done; }, 2000ms);
   for (const auto& key : listed->get()) CHECK(key.rfind("cpplaunch/", 0) == 0);
 }
 
@@ -99,7 +102,8 @@ TEST_CASE("Static rendezvous times out naming the missing node ranks", "[rendezv
   StaticRendezvous a(io.get_executor(), settings);
   auto started = std::chrono::steady_clock::now();
   auto result = Spawn(io, a.Next(std::nullopt));
-  RunUntil(io, [&] { return result->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return result->done; }, 3000ms);
   REQUIRE(result->done);
   CHECK(std::chrono::steady_clock::now() - started < 1s);
   CHECK_THAT(result->message(), Catch::Contains("1 of 3 hosts joined"));
@@ -109,15 +113,15 @@ TEST_CASE("Static rendezvous times out naming the missing node ranks", "[rendezv
   CHECK_THAT(progress.front(), Catch::Contains("1/3 joined; missing node ranks 1, 2"));
 }
 
-TEST_CASE("Static rendezvous fails on every host when --nnodes differs",
-          "[rendezvous][static]") {
+TEST_CASE("Static rendezvous fails on every host when --nnodes differs", "[rendezvous][static]") {
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
   StaticRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 1));
   StaticRendezvous b(io.get_executor(), Settings(server.port(), 1, 3, 1));
   auto ra = Spawn(io, a.Next(std::nullopt));
   auto rb = Spawn(io, b.Next(std::nullopt));
-  RunUntil(io, [&] { return ra->done && rb->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return ra->done && rb->done; }, 5000ms);
   REQUIRE(ra->done);
   REQUIRE(rb->done);
   for (auto message : {ra->message(), rb->message()}) {
@@ -137,15 +141,18 @@ TEST_CASE("Static rendezvous refuses a node rank used twice", "[rendezvous][stat
   auto rb = Spawn(io, b.Next(std::nullopt));
   auto rc = Spawn(io, c.Next(std::nullopt));
   auto ra = Spawn(io, a.Next(std::nullopt));
-  RunUntil(io, [&] { return ra->done && rb->done && rc->done; }, 5000ms);
-  CHECK_THAT(rc->message() + rb->message(), Catch::Contains("two hosts were started with --node-rank=1"));
+  RunUntil(
+      io, [&] { return ra->done && rb->done && rc->done; }, 5000ms);
+  CHECK_THAT(rc->message() + rb->message(),
+             Catch::Contains("two hosts were started with --node-rank=1"));
   // The round carries the config error, so the hosts that got through stop too.
   AsyncStoreClient probe(io.get_executor());
   auto end = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
     co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
     co_return co_await probe.Get(EndKey("job", 0));
   });
-  RunUntil(io, [&] { return end->done; }, 2000ms);
+  RunUntil(
+      io, [&] { return end->done; }, 2000ms);
   CHECK_THAT(end->get(), Catch::Contains("config_error"));
 }
 
@@ -160,7 +167,8 @@ TEST_CASE("Static rendezvous says which address it could not reach", "[rendezvou
   settings.timeout = 300ms;
   StaticRendezvous a(io.get_executor(), settings);
   auto result = Spawn(io, a.Next(std::nullopt));
-  RunUntil(io, [&] { return result->done; }, 3000ms);
+  RunUntil(
+      io, [&] { return result->done; }, 3000ms);
   CHECK_THAT(result->message(), Catch::Contains("127.0.0.1:" + std::to_string(closed_port)));
   CHECK_THAT(result->message(), Catch::Contains("refused"));
   CHECK_THAT(result->message(), Catch::Contains("host1"));

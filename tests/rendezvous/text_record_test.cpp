@@ -1,7 +1,6 @@
 #include "rendezvous/text_record.h"
 
 #include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <string>
 
@@ -48,9 +47,9 @@ TEST_CASE("Parsing a text record names the line without '='", "[rendezvous][text
 
 TEST_CASE("Integer getters name the missing or malformed field", "[rendezvous][text_record]") {
   std::string error;
-  auto record = TextRecord::Parse(
-      "ok=42\nneg=-7\nword=x\ntrailing=12 \nplus=+1\nempty=\nhuge=9999999999\n", "test record",
-      &error);
+  auto record =
+      TextRecord::Parse("ok=42\nneg=-7\nword=x\ntrailing=12 \nplus=+1\nempty=\nhuge=9999999999\n",
+                        "test record", &error);
   REQUIRE(record);
   int value = 0;
   CHECK(record->GetInt("ok", &value, &error));

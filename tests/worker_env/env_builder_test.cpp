@@ -1,7 +1,6 @@
 #include "worker_env/env_builder.h"
 
 #include <catch2/catch.hpp>
-
 #include <set>
 
 namespace cpplaunch {
@@ -16,7 +15,9 @@ JobInfo SampleJob() {
   job.max_restarts = 3;
   job.run_id = "job7";
   job.use_agent_store = true;
-  job.error_file_for = [](int lr) { return "/logs/attempt_2/" + std::to_string(lr) + "/error.json"; };
+  job.error_file_for = [](int lr) {
+    return "/logs/attempt_2/" + std::to_string(lr) + "/error.json";
+  };
   return job;
 }
 

@@ -34,8 +34,8 @@ TEST_CASE("no-python: [program, args...], PYTHON_EXEC ignored") {
 }
 
 TEST_CASE("every argument goes through $local_rank substitution, the program does not") {
-  CommandSpec spec{"run_$local_rank.py", {"a$$b", "$local_rank", "${local_rank}", "$other"},
-                   false, false};
+  CommandSpec spec{
+      "run_$local_rank.py", {"a$$b", "$local_rank", "${local_rank}", "$other"}, false, false};
   CHECK(BuildWorkerCommand({}, spec, 1).argv ==
         Argv{"python3", "-u", "run_1.py", "a$b", "1", "1", "$other"});
   CommandSpec binary{"./bin_$local_rank", {"--rank=${local_rank}"}, false, true};

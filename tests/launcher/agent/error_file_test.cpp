@@ -1,9 +1,8 @@
 #include "launcher/agent/error_file.h"
 
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
 
@@ -30,11 +29,13 @@ TEST_CASE("ParseWorkerError reads the newer string-message shape", "[launcher][e
   CHECK(*e.timestamp == system_clock::time_point(seconds(1714564802)));
 }
 
-TEST_CASE("ParseWorkerError tolerates garbage, missing keys and wrong types", "[launcher][error_file]") {
-  for (const char* text : {"", "not json", "[1,2]", "{\"message\": 3}", "{}", "{\"message\": {}}",
-                           "{\"message\": {\"message\": 1, \"extraInfo\": \"x\"}}",
-                           "{\"message\": {\"extraInfo\": {\"timestamp\": \"soon\"}}}",
-                           "{\"message\": \"m\", \"timestamp\": \"12x\"}", "{\"message\": {\"mess"}) {
+TEST_CASE("ParseWorkerError tolerates garbage, missing keys and wrong types",
+          "[launcher][error_file]") {
+  for (const char* text :
+       {"", "not json", "[1,2]", "{\"message\": 3}", "{}", "{\"message\": {}}",
+        "{\"message\": {\"message\": 1, \"extraInfo\": \"x\"}}",
+        "{\"message\": {\"extraInfo\": {\"timestamp\": \"soon\"}}}",
+        "{\"message\": \"m\", \"timestamp\": \"12x\"}", "{\"message\": {\"mess"}) {
     INFO(text);
     const WorkerError e = ParseWorkerError(text);
     CHECK(e.traceback.empty());
@@ -45,8 +46,10 @@ TEST_CASE("ParseWorkerError tolerates garbage, missing keys and wrong types", "[
         system_clock::time_point(seconds(17)));
 }
 
-TEST_CASE("ReadWorkerError distinguishes no file from an unreadable one", "[launcher][error_file]") {
-  const fs::path dir = fs::temp_directory_path() / ("error_file_test_" + std::to_string(::getpid()));
+TEST_CASE("ReadWorkerError distinguishes no file from an unreadable one",
+          "[launcher][error_file]") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("error_file_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   CHECK_FALSE(ReadWorkerError(""));
   CHECK_FALSE(ReadWorkerError(dir / "missing.json"));
@@ -60,7 +63,8 @@ TEST_CASE("ReadWorkerError distinguishes no file from an unreadable one", "[laun
   fs::remove_all(dir);
 }
 
-TEST_CASE("WriteErrorFile replaces an existing file with the JSON document", "[launcher][error_file]") {
+TEST_CASE("WriteErrorFile replaces an existing file with the JSON document",
+          "[launcher][error_file]") {
   const fs::path dir = fs::temp_directory_path() / ("error_file_w_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path path = dir / "agent.json";

@@ -1,7 +1,6 @@
 #include "launcher/agent/failure_report.h"
 
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <cstdlib>
 #include <ctime>
@@ -49,8 +48,7 @@ TEST_CASE("Failure summary for one worker exiting with a code", "[launcher][fail
       FormatFailureSummary("train.py", {Failure(0, WorkerExit::Exited(3), At(kNoon + 3), 4242)});
   const std::string eq(60, '=');
   const std::string dash(60, '-');
-  CHECK(text == kHeader + eq + "\n" +
-                    "train.py FAILED\n" + dash + "\n" +
+  CHECK(text == kHeader + eq + "\n" + "train.py FAILED\n" + dash + "\n" +
                     "Failures:\n"
                     "  <NO_OTHER_FAILURES>\n" +
                     dash + "\n" +
@@ -102,7 +100,8 @@ TEST_CASE("Failure summary shows the traceback of an @record error file, indente
                   std::string(48, '=') + "\n") != std::string::npos);
 }
 
-TEST_CASE("Failure summary uses the message of a string-shaped error file", "[launcher][failure_report]") {
+TEST_CASE("Failure summary uses the message of a string-shaped error file",
+          "[launcher][failure_report]") {
   UseUtc();
   WorkerFailure f = Failure(0, WorkerExit::Exited(2), At(kNoon + 9), 10);
   f.error = ParseWorkerError(R"({"message": "line one\nline two", "timestamp": 1714564805})");
@@ -121,33 +120,34 @@ TEST_CASE("Failure summary picks the earliest own failure as root cause, never a
   const std::string text = FormatFailureSummary("train.py", {victim, late, early_by_file});
   const std::string eq(60, '=');
   const std::string dash(60, '-');
-  CHECK(text == kHeader + eq + "\ntrain.py FAILED\n" + dash +
-                    "\nFailures:\n"
-                    "[0]:\n"
-                    "  time      : 2024-05-01_12:00:05\n"
-                    "  host      : node1.example.com\n"
-                    "  rank      : 0 (local_rank: 0)\n"
-                    "  exitcode  : 1 (pid: 100)\n"
-                    "  error_file: <N/A>\n"
-                    "  traceback : To enable traceback see: "
-                    "https://pytorch.org/docs/stable/elastic/errors.html\n"
-                    "[2]:\n"
-                    "  time      : 2024-05-01_12:00:01\n"
-                    "  host      : node1.example.com\n"
-                    "  rank      : 2 (local_rank: 2)\n"
-                    "  exitcode  : -15 (pid: 102) SIGTERM [stopped by cpplaunch after the root cause]\n"
-                    "  error_file: <N/A>\n"
-                    "  traceback : Signal 15 (SIGTERM) received by PID 102\n" +
-                    dash +
-                    "\nRoot Cause (first observed failure):\n"
-                    "[1]:\n"
-                    "  time      : 2024-05-01_12:00:02\n"
-                    "  host      : node1.example.com\n"
-                    "  rank      : 1 (local_rank: 1)\n"
-                    "  exitcode  : 1 (pid: 101)\n"
-                    "  error_file: /tmp/x/attempt_0/1/error.json\n"
-                    "  traceback : boom\n" +
-                    eq + "\n");
+  CHECK(text ==
+        kHeader + eq + "\ntrain.py FAILED\n" + dash +
+            "\nFailures:\n"
+            "[0]:\n"
+            "  time      : 2024-05-01_12:00:05\n"
+            "  host      : node1.example.com\n"
+            "  rank      : 0 (local_rank: 0)\n"
+            "  exitcode  : 1 (pid: 100)\n"
+            "  error_file: <N/A>\n"
+            "  traceback : To enable traceback see: "
+            "https://pytorch.org/docs/stable/elastic/errors.html\n"
+            "[2]:\n"
+            "  time      : 2024-05-01_12:00:01\n"
+            "  host      : node1.example.com\n"
+            "  rank      : 2 (local_rank: 2)\n"
+            "  exitcode  : -15 (pid: 102) SIGTERM [stopped by cpplaunch after the root cause]\n"
+            "  error_file: <N/A>\n"
+            "  traceback : Signal 15 (SIGTERM) received by PID 102\n" +
+            dash +
+            "\nRoot Cause (first observed failure):\n"
+            "[1]:\n"
+            "  time      : 2024-05-01_12:00:02\n"
+            "  host      : node1.example.com\n"
+            "  rank      : 1 (local_rank: 1)\n"
+            "  exitcode  : 1 (pid: 101)\n"
+            "  error_file: /tmp/x/attempt_0/1/error.json\n"
+            "  traceback : boom\n" +
+            eq + "\n");
 }
 
 TEST_CASE("RootCauseIndex uses sub-second detection times and breaks ties by rank",
@@ -169,23 +169,28 @@ TEST_CASE("FailedLogLine matches torchrun's grep-able wording", "[launcher][fail
         "failed (exitcode: -11) local_rank: 1 (pid: 999) of binary: /usr/bin/python3");
 }
 
-TEST_CASE("Agent error file copies the worker's JSON and adds errorCode", "[launcher][failure_report]") {
+TEST_CASE("Agent error file copies the worker's JSON and adds errorCode",
+          "[launcher][failure_report]") {
   WorkerFailure f = Failure(0, WorkerExit::Signaled(SIGSEGV), At(kNoon), 5);
   f.error = ParseWorkerError(
       R"({"message": {"message": "E", "extraInfo": {"py_callstack": "tb", "timestamp": "1"}}, "other": 1})");
   const auto doc = AgentErrorDocument(f, "train.py", "summary");
-  CHECK(doc == nlohmann::json::parse(
-                   R"({"message": {"message": "E", "extraInfo": {"py_callstack": "tb", "timestamp": "1"}, "errorCode": -11}, "other": 1})"));
+  CHECK(
+      doc ==
+      nlohmann::json::parse(
+          R"({"message": {"message": "E", "extraInfo": {"py_callstack": "tb", "timestamp": "1"}, "errorCode": -11}, "other": 1})"));
 }
 
-TEST_CASE("Agent error file keeps a string-shaped worker JSON as it is", "[launcher][failure_report]") {
+TEST_CASE("Agent error file keeps a string-shaped worker JSON as it is",
+          "[launcher][failure_report]") {
   WorkerFailure f = Failure(0, WorkerExit::Exited(1), At(kNoon), 5);
   f.error = ParseWorkerError(R"({"message": "m", "timestamp": 3})");
   CHECK(AgentErrorDocument(f, "train.py", "s") ==
         nlohmann::json::parse(R"({"message": "m", "timestamp": 3})"));
 }
 
-TEST_CASE("Agent error file is synthesized when the worker wrote none", "[launcher][failure_report]") {
+TEST_CASE("Agent error file is synthesized when the worker wrote none",
+          "[launcher][failure_report]") {
   WorkerFailure f = Failure(2, WorkerExit::Exited(3), At(kNoon, 700), 5);
   f.record.local_rank = 0;
   const auto doc = AgentErrorDocument(f, "train.py", "THE BOX");

@@ -1,7 +1,6 @@
 #include "launcher/agent/log_dir.h"
 
 #include <catch2/catch.hpp>
-
 #include <cerrno>
 #include <fstream>
 #include <regex>
@@ -42,7 +41,8 @@ TEST_CASE("LogDir creates <base>/<run_id>_XXXXXXXX at start", "[launcher][log_di
   CHECK(second.run_dir() != dir.run_dir());
 }
 
-TEST_CASE("LogDir without a base makes torchelastic_XXXXXXXX in the temp root", "[launcher][log_dir]") {
+TEST_CASE("LogDir without a base makes torchelastic_XXXXXXXX in the temp root",
+          "[launcher][log_dir]") {
   ScratchDir scratch;
   LogDir dir = LogDir::Create("", "none", scratch.path());
   const fs::path base = dir.run_dir().parent_path();

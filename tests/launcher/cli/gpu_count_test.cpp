@@ -1,8 +1,8 @@
 #include "launcher/cli/gpu_count.h"
 
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 namespace cpplaunch {
 namespace {
@@ -20,11 +20,11 @@ TEST_CASE("ordinal lists as torch.cuda.device_count() reads them") {
   CHECK(Visible("", 4) == 0);
   CHECK(Visible("0,1", 4) == 2);
   CHECK(Visible(" 2 , 3", 4) == 2);
-  CHECK(Visible("0,2,x,3", 4) == 2);     // cut at the first invalid entry
+  CHECK(Visible("0,2,x,3", 4) == 2);       // cut at the first invalid entry
   CHECK(Visible("1gpu,2ampere", 4) == 2);  // strtoul-like
-  CHECK(Visible("0,-1,1", 4) == 1);      // a negative value ends the list
-  CHECK(Visible("0,0", 4) == 0);         // a repeat empties the list
-  CHECK(Visible("0,7,1", 2) == 1);       // cut at the first index past the device count
+  CHECK(Visible("0,-1,1", 4) == 1);        // a negative value ends the list
+  CHECK(Visible("0,0", 4) == 0);           // a repeat empties the list
+  CHECK(Visible("0,7,1", 2) == 1);         // cut at the first index past the device count
   CHECK(Visible("5", 2) == 0);
   CHECK(Visible("NoDevFiles", 4) == 0);
   CHECK(Visible("0,1", 0) == 0);

@@ -15,7 +15,8 @@ TEST_CASE("help lists every option, dash spelling before the underscore alias") 
     const size_t at = help.find(std::string(spec.name) + (spec.alias.empty() ? "" : ", "));
     CHECK(at != std::string::npos);
     if (!spec.alias.empty()) {
-      CHECK(help.find(std::string(spec.name) + ", " + std::string(spec.alias)) != std::string::npos);
+      CHECK(help.find(std::string(spec.name) + ", " + std::string(spec.alias)) !=
+            std::string::npos);
     }
     if (spec.has_env) CHECK(help.find(EnvNameFor(spec)) != std::string::npos);
     CHECK(help.find(std::string(spec.help)) != std::string::npos);

@@ -1,7 +1,6 @@
 #include "launcher/cli/options.h"
 
 #include <catch2/catch.hpp>
-
 #include <csignal>
 
 namespace cpplaunch {
@@ -85,16 +84,36 @@ TEST_CASE("defaults match newest torchrun") {
 }
 
 TEST_CASE("every option in both spellings, with = and with a separate value") {
-  const Args dash = {"--nnodes=1:3", "--nproc-per-node=2", "--rdzv-backend=c10d",
-                     "--rdzv-endpoint=h:1234", "--rdzv-id=j1", "--rdzv-conf=timeout=5",
-                     "--standalone", "--max-restarts=2", "--monitor-interval=0.5",
-                     "--start-method=fork", "--event-log-handler=console", "--role=r",
-                     "--run-path", "--log-dir=/tmp/l", "--redirects=1", "--tee=2",
-                     "--local-ranks-filter=0,1", "--duplicate-stdout-filters=a",
-                     "--duplicate-stderr-filters=b", "--node-rank=1", "--master-addr=m",
-                     "--master-port=0", "--local-addr=la", "--logs-specs=ls",
-                     "--numa-binding=node", "--signals-to-handle=SIGUSR1",
-                     "--shutdown-timeout=7", "--virtual-local-rank", "--module", "s"};
+  const Args dash = {"--nnodes=1:3",
+                     "--nproc-per-node=2",
+                     "--rdzv-backend=c10d",
+                     "--rdzv-endpoint=h:1234",
+                     "--rdzv-id=j1",
+                     "--rdzv-conf=timeout=5",
+                     "--standalone",
+                     "--max-restarts=2",
+                     "--monitor-interval=0.5",
+                     "--start-method=fork",
+                     "--event-log-handler=console",
+                     "--role=r",
+                     "--run-path",
+                     "--log-dir=/tmp/l",
+                     "--redirects=1",
+                     "--tee=2",
+                     "--local-ranks-filter=0,1",
+                     "--duplicate-stdout-filters=a",
+                     "--duplicate-stderr-filters=b",
+                     "--node-rank=1",
+                     "--master-addr=m",
+                     "--master-port=0",
+                     "--local-addr=la",
+                     "--logs-specs=ls",
+                     "--numa-binding=node",
+                     "--signals-to-handle=SIGUSR1",
+                     "--shutdown-timeout=7",
+                     "--virtual-local-rank",
+                     "--module",
+                     "s"};
   Args underscore;
   for (std::string a : dash) {
     const size_t eq = a.find('=');
@@ -178,9 +197,8 @@ TEST_CASE("ambiguous prefixes are usage errors listing the candidates") {
 }
 
 TEST_CASE("the first positional is the script; everything after it is untouched") {
-  const LaunchOptions o =
-      Ok({"--nproc-per-node", "2", "train.py", "--nproc-per-node", "5", "-r", "3", "--no",
-          "--", "-h", "--bogus", "$local_rank"});
+  const LaunchOptions o = Ok({"--nproc-per-node", "2", "train.py", "--nproc-per-node", "5", "-r",
+                              "3", "--no", "--", "-h", "--bogus", "$local_rank"});
   CHECK(o.nproc_per_node == 2);
   CHECK(o.redirects.bits_for(0) == 0);
   CHECK(o.training_script == "train.py");
@@ -255,8 +273,7 @@ TEST_CASE("value errors torchrun reports with exit 1") {
   CHECK(ValueError({"--max-restarts=-1", "s"}) == "max_restarts must be non-negative, got -1");
   CHECK(ValueError({"-m", "--no-python", "s"}) ==
         "Don't use both the '--no-python' flag and the '--module' flag at the same time.");
-  CHECK(ValueError({"--nproc-per-node", "many", "s"}) ==
-        "Unsupported nproc_per_node value: many");
+  CHECK(ValueError({"--nproc-per-node", "many", "s"}) == "Unsupported nproc_per_node value: many");
   CHECK(ValueError({"--nproc-per-node", "0", "s"}).find("at least 1") != std::string::npos);
   CHECK(ValueError({"--nproc-per-node", "xpu", "s"}) == "Xpu is not available.");
   CHECK(ValueError({"--monitor-interval", "0", "s"}).starts_with("--monitor-interval 0"));
@@ -270,8 +287,7 @@ TEST_CASE("value errors torchrun reports with exit 1") {
         "--local_ranks_filter=0,1,2");
   CHECK(ValueError({"-r", "4", "s"}).starts_with("-r/--redirects: 4 does not match"));
   CHECK(ValueError({"-t", "10:1", "s"}).starts_with("-t/--tee: 10:1 does not match"));
-  CHECK(ValueError({"--rdzv-backend", "zookeeper", "s"}).find("'zookeeper'") !=
-        std::string::npos);
+  CHECK(ValueError({"--rdzv-backend", "zookeeper", "s"}).find("'zookeeper'") != std::string::npos);
   CHECK(ValueError({"--master-port", "70000", "s"}).starts_with("--master-port 70000"));
   CHECK(ValueError({"--node-rank", "-1", "s"}).starts_with("--node-rank must be"));
 }
@@ -309,13 +325,21 @@ TEST_CASE("the host is probed only when needed") {
 }
 
 TEST_CASE("PET_* variables supply defaults; the command line wins") {
-  const EnvMap env{{"PET_NPROC_PER_NODE", "3"}, {"PET_NNODES", "2"},
-                   {"PET_MASTER_ADDR", "10.1.1.1"}, {"PET_MASTER_PORT", "1234"},
-                   {"PET_NODE_RANK", "1"}, {"PET_RDZV_CONF", "join_timeout=9"},
-                   {"PET_REDIRECTS", "9:1"}, {"PET_TEE", "3"}, {"PET_ROLE", "w"},
-                   {"PET_MAX_RESTARTS", "4"}, {"PET_MONITOR_INTERVAL", "2"},
-                   {"PET_SHUTDOWN_TIMEOUT", "11"}, {"PET_DUPLICATE_STDOUT_FILTERS", "a,,b,c"},
-                   {"PET_SIGNALS_TO_HANDLE", "SIGUSR2"}, {"PET_LOG_DIR", "/l"}};
+  const EnvMap env{{"PET_NPROC_PER_NODE", "3"},
+                   {"PET_NNODES", "2"},
+                   {"PET_MASTER_ADDR", "10.1.1.1"},
+                   {"PET_MASTER_PORT", "1234"},
+                   {"PET_NODE_RANK", "1"},
+                   {"PET_RDZV_CONF", "join_timeout=9"},
+                   {"PET_REDIRECTS", "9:1"},
+                   {"PET_TEE", "3"},
+                   {"PET_ROLE", "w"},
+                   {"PET_MAX_RESTARTS", "4"},
+                   {"PET_MONITOR_INTERVAL", "2"},
+                   {"PET_SHUTDOWN_TIMEOUT", "11"},
+                   {"PET_DUPLICATE_STDOUT_FILTERS", "a,,b,c"},
+                   {"PET_SIGNALS_TO_HANDLE", "SIGUSR2"},
+                   {"PET_LOG_DIR", "/l"}};
   const LaunchOptions o = Ok({"s"}, env);
   CHECK(o.nproc_per_node == 3);
   CHECK(o.max_nodes == 2);
@@ -434,8 +458,9 @@ TEST_CASE("options that --standalone replaces are named in a warning") {
   ParseResult r = Parse({"--standalone", "--master-port=29530", "--rdzv-id=j", "s"});
   REQUIRE(r.ok());
   REQUIRE(r.warnings.size() == 1);
-  CHECK(r.warnings[0] == "--standalone picks its own port and run id; ignoring --rdzv-id, "
-                         "--master-port");
+  CHECK(r.warnings[0] ==
+        "--standalone picks its own port and run id; ignoring --rdzv-id, "
+        "--master-port");
   CHECK(Parse({"--standalone", "s"}).warnings.empty());
 }
 

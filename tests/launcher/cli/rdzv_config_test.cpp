@@ -47,8 +47,9 @@ TEST_CASE("typed getters read values as torchrun does") {
   CHECK(config.GetInt("big", 1, &error) == 7);
   CHECK(config.GetInt("absent", 42, &error) == 42);
   CHECK_FALSE(config.GetInt("bad", 1, &error));
-  CHECK(error == "The rendezvous configuration option 'bad' does not represent a valid "
-                 "integer value.");
+  CHECK(error ==
+        "The rendezvous configuration option 'bad' does not represent a valid "
+        "integer value.");
 
   CHECK(config.GetBool("yes", false, &error) == true);
   CHECK(config.GetBool("t", false, &error) == true);

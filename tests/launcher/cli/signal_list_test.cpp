@@ -1,7 +1,6 @@
 #include "launcher/cli/signal_list.h"
 
 #include <catch2/catch.hpp>
-
 #include <csignal>
 
 namespace cpplaunch {

@@ -33,18 +33,18 @@ TEST_CASE("a map names single-digit local ranks; others get nothing") {
   CHECK(spec.bits_for(1) == 2);
   CHECK(spec.bits_for(2) == 0);
   CHECK(spec.bits_for(3) == 3);
-  CHECK(Parse("9:1").bits_for(0) == 0);  // the Debian torchrun oracle spelling
+  CHECK(Parse("9:1").bits_for(0) == 0);      // the Debian torchrun oracle spelling
   CHECK(Parse("0:1,0:2").bits_for(0) == 2);  // last wins
 }
 
 TEST_CASE("anything else is rejected with torchrun's message") {
-  for (std::string_view bad : {"", "4", "-1", "01", "10:1", "0:4", "0:1,", ",0:1", "0:1 ,1:2",
-                               "a", "0=1", " 1", "1 "}) {
+  for (std::string_view bad :
+       {"", "4", "-1", "01", "10:1", "0:4", "0:1,", ",0:1", "0:1 ,1:2", "a", "0=1", " 1", "1 "}) {
     std::string error;
     INFO(bad);
     CHECK_FALSE(StdSpec::Parse(bad, &error));
-    CHECK(error == std::string(bad) +
-                       R"( does not match: <^[0-3]$> or <^(\d:[0123],)*(\d:[0123])$>)");
+    CHECK(error ==
+          std::string(bad) + R"( does not match: <^[0-3]$> or <^(\d:[0123],)*(\d:[0123])$>)");
   }
 }
 

@@ -1,7 +1,6 @@
 #include "launcher/output/line_prefixer.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 
 namespace cpplaunch {
@@ -15,12 +14,14 @@ std::string FeedAll(LinePrefixer& prefixer, std::string_view bytes) {
 
 }  // namespace
 
-TEST_CASE("FormatLinePrefix is torchrun's [role<local_rank>]: without a template", "[launcher][prefix]") {
+TEST_CASE("FormatLinePrefix is torchrun's [role<local_rank>]: without a template",
+          "[launcher][prefix]") {
   CHECK(FormatLinePrefix(std::nullopt, "default", 7, 3) == "[default3]:");
   CHECK(FormatLinePrefix(std::nullopt, "trainer", 0, 0) == "[trainer0]:");
 }
 
-TEST_CASE("FormatLinePrefix substitutes a template as Python's safe_substitute", "[launcher][prefix]") {
+TEST_CASE("FormatLinePrefix substitutes a template as Python's safe_substitute",
+          "[launcher][prefix]") {
   CHECK(FormatLinePrefix("[${rank}]:", "default", 12, 3) == "[12]:");
   CHECK(FormatLinePrefix("$role_name-$local_rank|${rank}", "trainer", 5, 1) == "trainer-1|5");
   CHECK(FormatLinePrefix("$$rank $other ${other} $ ${rank $9", "r", 5, 1) ==
@@ -68,7 +69,8 @@ TEST_CASE("LinePrefixer gives the same lines whatever the chunk boundaries", "[l
   CHECK(out == expected);
 }
 
-TEST_CASE("LinePrefixer Flush emits a partial last line with an added newline, once", "[launcher][prefix]") {
+TEST_CASE("LinePrefixer Flush emits a partial last line with an added newline, once",
+          "[launcher][prefix]") {
   LinePrefixer prefixer("[default1]:");
   std::string out;
   prefixer.Feed("done\ncrashed mid-li", out);
@@ -79,7 +81,8 @@ TEST_CASE("LinePrefixer Flush emits a partial last line with an added newline, o
   CHECK(out.empty());
 }
 
-TEST_CASE("LinePrefixer cuts a line that grows past the limit into prefixed pieces", "[launcher][prefix]") {
+TEST_CASE("LinePrefixer cuts a line that grows past the limit into prefixed pieces",
+          "[launcher][prefix]") {
   LinePrefixer prefixer("[p]:", 4);
   std::string out;
   prefixer.Feed("abcdefghij", out);

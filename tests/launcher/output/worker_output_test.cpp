@@ -1,7 +1,5 @@
 #include "launcher/output/worker_output.h"
 
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -10,7 +8,7 @@
 #include <unistd.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
-
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -195,7 +193,8 @@ TEST_CASE("WorkerOutput tee prefixes lines on the console and writes raw bytes t
   CHECK((::fcntl(stdio.stderr_fd, F_GETFD) & FD_CLOEXEC) != 0);
   RunWorkers(io, output, {Sh("printf 'one\\ntwo\\n'; printf 'bad\\n' >&2; printf 'three'")},
              {stdio});
-  RunUntil(io, [&] { return out_sink.text().size() >= 47; }, 2s);
+  RunUntil(
+      io, [&] { return out_sink.text().size() >= 47; }, 2s);
   CHECK(out_sink.text() == "[default3]:one\n[default3]:two\n[default3]:three\n");
   CHECK(err_sink.text() == "[default3]:bad\n");
   CHECK(ReadFile(streams.stdout_log) == "one\ntwo\nthree");
@@ -212,7 +211,8 @@ TEST_CASE("WorkerOutput redirect-only writes the files and nothing to the consol
   const auto streams = Streams(0, StreamRoute::kFile, StreamRoute::kFile, dir);
   const ChildStdio stdio = output.Open(streams);
   RunWorkers(io, output, {Sh("echo out; echo err >&2")}, {stdio});
-  RunUntil(io, [] { return false; }, 50ms);
+  RunUntil(
+      io, [] { return false; }, 50ms);
   CHECK(out_sink.text().empty());
   CHECK(err_sink.text().empty());
   CHECK(ReadFile(streams.stdout_log) == "out\n");
@@ -227,26 +227,30 @@ TEST_CASE("WorkerOutput gives inherit as -1 and a hidden rank /dev/null or its f
   PipeSink out_sink(io), err_sink(io);
   ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
   WorkerOutput output(io, out, err);
-  const ChildStdio inherit = output.Open(Streams(0, StreamRoute::kInherit, StreamRoute::kInherit, dir));
+  const ChildStdio inherit =
+      output.Open(Streams(0, StreamRoute::kInherit, StreamRoute::kInherit, dir));
   CHECK(inherit.stdout_fd == -1);
   CHECK(inherit.stderr_fd == -1);
   // Rank 1 is filtered out: stdout was tee'd (-> file only), stderr not redirected (-> /dev/null).
   const auto hidden = Streams(1, ResolveStreamRoute(false, true, false, true),
                               ResolveStreamRoute(false, false, false, true), dir);
   const ChildStdio stdio = output.Open(hidden);
-  struct stat devnull {}, given {};
+  struct stat devnull {
+  }, given{};
   REQUIRE(::stat("/dev/null", &devnull) == 0);
   REQUIRE(::fstat(stdio.stderr_fd, &given) == 0);
   CHECK(given.st_rdev == devnull.st_rdev);
   RunWorkers(io, output, {Sh("echo visible-in-file; echo nowhere >&2")}, {stdio});
-  RunUntil(io, [] { return false; }, 50ms);
+  RunUntil(
+      io, [] { return false; }, 50ms);
   CHECK(out_sink.text().empty());
   CHECK(err_sink.text().empty());
   CHECK(ReadFile(hidden.stdout_log) == "visible-in-file\n");
   CHECK_FALSE(fs::exists(hidden.stderr_log));
 }
 
-TEST_CASE("WorkerOutput writes a crashing worker's partial last line", "[launcher][output][process]") {
+TEST_CASE("WorkerOutput writes a crashing worker's partial last line",
+          "[launcher][output][process]") {
   ScratchDir dir;
   boost::asio::io_context io;
   PipeSink out_sink(io), err_sink(io);
@@ -255,13 +259,15 @@ TEST_CASE("WorkerOutput writes a crashing worker's partial last line", "[launche
   const auto streams = Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir);
   const ChildStdio stdio = output.Open(streams);
   RunWorkers(io, output, {{CPPLAUNCH_OUTPUT_WRITER, "w", "2", "14", "out", "no newline"}}, {stdio});
-  RunUntil(io, [&] { return out_sink.text().size() >= 63; }, 2s);
+  RunUntil(
+      io, [&] { return out_sink.text().size() >= 63; }, 2s);
   CHECK(out_sink.text() ==
         "[default1]:w 000000000 x\n[default1]:w 000000001 x\n[default1]:no newline\n");
   CHECK(ReadFile(streams.stdout_log) == "w 000000000 x\nw 000000001 x\nno newline");
 }
 
-TEST_CASE("WorkerOutput never interleaves two workers' lines mid-line", "[launcher][output][process]") {
+TEST_CASE("WorkerOutput never interleaves two workers' lines mid-line",
+          "[launcher][output][process]") {
   ScratchDir dir;
   boost::asio::io_context io;
   PipeSink out_sink(io), err_sink(io);
@@ -278,7 +284,8 @@ TEST_CASE("WorkerOutput never interleaves two workers' lines mid-line", "[launch
   }
   RunWorkers(io, output, argvs, stdios);
   const std::size_t expected_size = 2 * kLines * (5000 + 11);
-  RunUntil(io, [&] { return out_sink.text().size() >= expected_size; }, 5s);
+  RunUntil(
+      io, [&] { return out_sink.text().size() >= expected_size; }, 5s);
   for (const std::string* text : {&out_sink.text(), &err_sink.text()}) {
     REQUIRE(text->size() == expected_size);
     std::map<std::string, int> next;
@@ -302,7 +309,8 @@ TEST_CASE("WorkerOutput copies heavy output intact and fast", "[launcher][output
   ScratchDir dir;
   boost::asio::io_context io;
   // The console is a regular file here, as in `cpplaunch ... > run.log`.
-  const int console_fd = ::open((dir / "console.txt").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int console_fd =
+      ::open((dir / "console.txt").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   REQUIRE(console_fd >= 0);
   PipeSink err_sink(io);
   {
@@ -312,8 +320,8 @@ TEST_CASE("WorkerOutput copies heavy output intact and fast", "[launcher][output
     const auto streams = Streams(0, StreamRoute::kTee, StreamRoute::kInherit, dir);
     const ChildStdio stdio = output.Open(streams);
     constexpr long kLines = 500000;  // 50 MB of 100-byte lines
-    const auto took =
-        RunWorkers(io, output, {{CPPLAUNCH_OUTPUT_WRITER, "h", std::to_string(kLines), "100"}}, {stdio});
+    const auto took = RunWorkers(
+        io, output, {{CPPLAUNCH_OUTPUT_WRITER, "h", std::to_string(kLines), "100"}}, {stdio});
     CHECK(fs::file_size(streams.stdout_log) == kLines * 100);
     CHECK(fs::file_size(dir / "console.txt") == kLines * (100 + 11));
     CHECK(output.bytes_read() == kLines * 100);
@@ -339,12 +347,14 @@ TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
   bool drained = false;
   const auto start = Clock::now();
   output.Drain(300ms, [&] { drained = true; });
-  REQUIRE(RunUntil(io, [&] { return drained; }, 5s));
+  REQUIRE(RunUntil(
+      io, [&] { return drained; }, 5s));
   const auto took = Clock::now() - start;
   ::kill(-pid, SIGKILL);  // the sleeper is still in the worker's process group
   CHECK(took >= 250ms);
   CHECK(took < 2s);
-  RunUntil(io, [&] { return out_sink.text().size() >= 32; }, 1s);
+  RunUntil(
+      io, [&] { return out_sink.text().size() >= 32; }, 1s);
   CHECK(out_sink.text() == "[default2]:started\n[default2]:tail\n");
 }
 
@@ -363,7 +373,8 @@ TEST_CASE("ConsoleWriter never blocks on a console nobody reads, and Flush is bo
     CHECK(writer.congested());
     bool flushed = false;
     writer.Flush(Clock::now() + 100ms, [&] { flushed = true; });
-    REQUIRE(RunUntil(io, [&] { return flushed; }, 3s));
+    REQUIRE(RunUntil(
+        io, [&] { return flushed; }, 3s));
     CHECK(writer.dropped_bytes() > 0);
     CHECK(writer.queued_bytes() == 0);
     // The shared descriptor is left blocking: only the private one is non-blocking.
@@ -373,7 +384,8 @@ TEST_CASE("ConsoleWriter never blocks on a console nobody reads, and Flush is bo
   ::close(fds[1]);
 }
 
-TEST_CASE("ConsoleWriter::SameFile tells a shared console from separate ones", "[launcher][output]") {
+TEST_CASE("ConsoleWriter::SameFile tells a shared console from separate ones",
+          "[launcher][output]") {
   int fds[2];
   REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
   const int copy = ::fcntl(fds[1], F_DUPFD_CLOEXEC, 0);
@@ -397,7 +409,8 @@ TEST_CASE("ConsoleWriter drops output once the reader is gone", "[launcher][outp
     CHECK(writer.dropped_bytes() == 15);
     bool flushed = false;
     writer.Flush(Clock::now() + 1s, [&] { flushed = true; });
-    CHECK(RunUntil(io, [&] { return flushed; }, 2s));
+    CHECK(RunUntil(
+        io, [&] { return flushed; }, 2s));
   }
   ::close(fds[1]);
 }

@@ -30,12 +30,14 @@ TEST_CASE("SignalWatch delivers handled signals on the loop and restores default
     ::raise(SIGUSR1);
     ::raise(SIGUSR2);
     ::raise(SIGUSR1);  // delivered again: the watch re-arms
-    CHECK(testing::RunUntil(io, [&] { return seen.size() == 3; }, 2s));
+    CHECK(testing::RunUntil(
+        io, [&] { return seen.size() == 3; }, 2s));
   }
   std::sort(seen.begin(), seen.end());  // asio counts per signal; order across signals varies
   CHECK(seen == std::vector<int>{SIGUSR1, SIGUSR1, SIGUSR2});
   CHECK(CurrentAction(SIGUSR1).sa_handler == SIG_DFL);
-  testing::RunUntil(io, [] { return false; }, 20ms);  // cancelled waits complete harmlessly
+  testing::RunUntil(
+      io, [] { return false; }, 20ms);  // cancelled waits complete harmlessly
 }
 
 }  // namespace

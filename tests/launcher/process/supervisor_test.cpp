@@ -215,8 +215,8 @@ TEST_CASE("Supervisor tears real workers down fast after the first failure",
   for (int i = 0; i < 4; ++i) {
     ProcessSpec spec;
     spec.id = i;
-    spec.argv = {testing::TestWorker(), "--ready", "--sleep", i == 2 ? "100" : "60000", "--exit",
-                 "5"};
+    spec.argv = {testing::TestWorker(),    "--ready", "--sleep",
+                 i == 2 ? "100" : "60000", "--exit",  "5"};
     spec.stdout_fd = out.write_fd();
     specs.push_back(spec);
   }
@@ -227,7 +227,8 @@ TEST_CASE("Supervisor tears real workers down fast after the first failure",
     result = r;
   });
   out.CloseWrite();
-  REQUIRE(testing::RunUntil(io, [&] { return result.has_value(); }, 5s));
+  REQUIRE(testing::RunUntil(
+      io, [&] { return result.has_value(); }, 5s));
   const ExitRecord& root = result->exits[*result->root_failure];
   CHECK(root.event.id == 2);
   CHECK(root.event.exit == WorkerExit::Exited(5));

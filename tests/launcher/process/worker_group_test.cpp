@@ -41,13 +41,15 @@ struct Harness {
     group->SetExitCallback([this](const WorkerExitEvent& e) { exits[e.id] = e; });
   }
   bool WaitExits(size_t n, std::chrono::milliseconds timeout = 5s) {
-    return RunUntil(io, [&] { return exits.size() >= n; }, timeout);
+    return RunUntil(
+        io, [&] { return exits.size() >= n; }, timeout);
   }
   std::optional<StopResult> Stop(int signo, std::chrono::milliseconds grace,
                                  std::chrono::milliseconds timeout = 5s) {
     std::optional<StopResult> result;
     group->StopAll(signo, grace, [&](const StopResult& r) { result = r; });
-    RunUntil(io, [&] { return result.has_value(); }, timeout);
+    RunUntil(
+        io, [&] { return result.has_value(); }, timeout);
     return result;
   }
   boost::asio::io_context io;
@@ -91,12 +93,12 @@ TEST_CASE("PosixWorkerGroup sees an exit as an event, not at a polling tick",
   REQUIRE(h.WaitExits(1));
   auto latency = seen - start - 100ms;
   testing::Measured("exit seen " + std::to_string(testing::Ms(latency)) +
-                    " ms after the worker's 100 ms sleep (pidfd=" + std::to_string(use_pidfd) + ")");
+                    " ms after the worker's 100 ms sleep (pidfd=" + std::to_string(use_pidfd) +
+                    ")");
   CHECK(latency < 40ms);  // a 100 ms monitor tick would miss this on average by 50 ms
 }
 
-TEST_CASE("PosixWorkerGroup launches 8 workers that exit at once quickly",
-          "[launcher][process]") {
+TEST_CASE("PosixWorkerGroup launches 8 workers that exit at once quickly", "[launcher][process]") {
   Harness h;
   auto start = std::chrono::steady_clock::now();
   std::vector<ProcessSpec> specs;
@@ -132,20 +134,20 @@ TEST_CASE("StopAll sends the signal, then SIGKILL to a worker that ignores it",
   CHECK(elapsed < 1s);
 }
 
-TEST_CASE("StopAll finishes at once when every worker honours the signal",
-          "[launcher][process]") {
+TEST_CASE("StopAll finishes at once when every worker honours the signal", "[launcher][process]") {
   Harness h;
   Pipe out;
   std::vector<ProcessSpec> specs;
-  for (int i = 0; i < 4; ++i) specs.push_back(Spec(i, {"--ready", "--sleep", "60000"}, out.write_fd()));
+  for (int i = 0; i < 4; ++i)
+    specs.push_back(Spec(i, {"--ready", "--sleep", "60000"}, out.write_fd()));
   h.group->Start(std::move(specs));
   out.CloseWrite();
   REQUIRE(out.ReadUntil("ready\nready\nready\nready\n", 5s).size() == 24);
   auto start = std::chrono::steady_clock::now();
   REQUIRE(h.Stop(SIGTERM, 10s).has_value());
   auto elapsed = std::chrono::steady_clock::now() - start;
-  testing::Measured("teardown of 4 workers honouring SIGTERM: " +
-                    std::to_string(testing::Ms(elapsed)) + " ms");
+  testing::Measured(
+      "teardown of 4 workers honouring SIGTERM: " + std::to_string(testing::Ms(elapsed)) + " ms");
   CHECK(elapsed < 200ms);  // not the 10 s grace
   for (int i = 0; i < 4; ++i) CHECK(h.exits[i].exit == WorkerExit::Signaled(SIGTERM));
 }
@@ -172,14 +174,15 @@ TEST_CASE("Teardown kills grandchildren, even those ignoring SIGTERM or daemoniz
   if (with_sentinel) sentinel = JobSentinel::Start();
   Harness h(PosixWorkerGroupOptions{sentinel.get(), 5s, true});
   Pipe out;
-  h.group->Start(
-      {Spec(0, {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
-                "--children", "1", "--daemons", "1", "--ready", "--sleep", "60000"},
-            out.write_fd()),
-       // Exits at once, leaving its child and a daemon behind.
-       Spec(1, {"--pid-file", pids_file, "--children", "1", "--daemons", "1", "--ready",
-                "--exit", "0"},
-            out.write_fd())});
+  h.group->Start({Spec(0,
+                       {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
+                        "--children", "1", "--daemons", "1", "--ready", "--sleep", "60000"},
+                       out.write_fd()),
+                  // Exits at once, leaving its child and a daemon behind.
+                  Spec(1,
+                       {"--pid-file", pids_file, "--children", "1", "--daemons", "1", "--ready",
+                        "--exit", "0"},
+                       out.write_fd())});
   out.CloseWrite();
   REQUIRE(out.ReadUntil("ready\nready\n", 5s).size() == 12);
   std::vector<pid_t> pids = testing::WaitForPids(pids_file, 6, 5s);
@@ -193,7 +196,8 @@ TEST_CASE("Teardown kills grandchildren, even those ignoring SIGTERM or daemoniz
                     std::to_string(testing::Ms(std::chrono::steady_clock::now() - start)) +
                     " ms after StopAll began");
   CHECK(gone);
-  RunUntil(h.io, [] { return false; }, 50ms);  // reap adopted zombies
+  RunUntil(
+      h.io, [] { return false; }, 50ms);  // reap adopted zombies
   testing::KillAndReap(pids);
 }
 
@@ -293,8 +297,9 @@ TEST_CASE("A worker gets exactly the given environment and working directory",
   std::string worker_pids = pids_file + ".workers";
   std::vector<ProcessSpec> specs;
   for (int i = 0; i < 2; ++i) {
-    specs.push_back(Spec(i, {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
-                             "--daemons", std::to_string(daemons), "--ready", "--sleep", "60000"},
+    specs.push_back(Spec(i,
+                         {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
+                          "--daemons", std::to_string(daemons), "--ready", "--sleep", "60000"},
                          out.write_fd()));
   }
   group->Start(std::move(specs));

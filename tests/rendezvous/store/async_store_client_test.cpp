@@ -1,13 +1,11 @@
 #include "rendezvous/store/async_store_client.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
-
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <catch2/catch.hpp>
 
 #include "tests/rendezvous/rendezvous_test_support.h"
 
@@ -65,7 +63,8 @@ TEST_CASE("AsyncStoreClient runs every command against the store server",
     std::sort(listed.begin(), listed.end());
     CHECK(listed == std::vector<std::string>{"a", "n", "y"});
   });
-  RunUntil(io, [&] { return outcome->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
   CHECK(outcome->message() == "");
   CHECK(outcome->done);
 }
@@ -98,7 +97,8 @@ TEST_CASE("AsyncStoreClient Wait wakes when another client sets the key, and tim
     set_at = Clock::now();
     co_await setter.Set("late", "v");
   });
-  RunUntil(io, [&] { return waiting->done && setting->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return waiting->done && setting->done; }, 5000ms);
   CHECK(waiting->message() == "");
   CHECK(setting->message() == "");
   REQUIRE(waiting->done);
@@ -131,7 +131,8 @@ TEST_CASE("AsyncStoreClient Wait racing its own timeout stays in sync",
       CHECK(v13 == i + 1);
     }
   });
-  RunUntil(io, [&] { return outcome->done; }, 10000ms);
+  RunUntil(
+      io, [&] { return outcome->done; }, 10000ms);
   CHECK(outcome->message() == "");
   CHECK(outcome->done);
 }
@@ -147,7 +148,8 @@ TEST_CASE("AsyncStoreClient Connect gives up at the deadline naming the address 
   AsyncStoreClient client(io.get_executor());
   auto started = Clock::now();
   auto outcome = Spawn(io, client.Connect("127.0.0.1", closed_port, Clock::now() + 300ms));
-  RunUntil(io, [&] { return outcome->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
   REQUIRE(outcome->done);
   auto elapsed = Clock::now() - started;
   CHECK(elapsed >= 250ms);
@@ -171,25 +173,27 @@ TEST_CASE("AsyncStoreClient reports a store that goes away during a wait",
     co_await Sleep(100ms);
     server->Stop();
   });
-  RunUntil(io, [&] { return outcome->done; }, 5000ms);
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
   REQUIRE(outcome->done);
   CHECK_THAT(outcome->message(), Catch::Contains("WAIT 'never'"));
   CHECK_THAT(outcome->message(), Catch::Contains("closed the connection"));
   CHECK_FALSE(client.connected());
 }
 
-TEST_CASE("AsyncStoreClient refuses a second concurrent operation",
-          "[rendezvous][async_client]") {
+TEST_CASE("AsyncStoreClient refuses a second concurrent operation", "[rendezvous][async_client]") {
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
   AsyncStoreClient client(io.get_executor());
   auto connected = Spawn(io, client.Connect("127.0.0.1", server.port(), Clock::now() + 2s));
-  RunUntil(io, [&] { return connected->done; }, 2000ms);
+  RunUntil(
+      io, [&] { return connected->done; }, 2000ms);
   REQUIRE(connected->message() == "");
   std::vector<std::string> keys{"k"};
   auto first = Spawn(io, client.Wait(keys, 200ms));
   auto second = Spawn(io, client.Add("n", 1));
-  RunUntil(io, [&] { return first->done && second->done; }, 2000ms);
+  RunUntil(
+      io, [&] { return first->done && second->done; }, 2000ms);
   CHECK(first->message() == "");
   CHECK_THAT(second->message(), Catch::Contains("another operation is pending"));
 }

@@ -1,7 +1,6 @@
 #include "rendezvous/store/kv_table.h"
 
 #include <catch2/catch.hpp>
-
 #include <limits>
 #include <map>
 #include <string>
@@ -59,9 +58,8 @@ class Harness {
   std::string Set(ConnId conn, const std::string& key, const std::string& value) {
     return Encoded(conn, Dialect::kLegacy, Command::kSet, {key}, {value});
   }
-  std::string Encoded(ConnId conn, Dialect dialect, Command command,
-                      std::vector<std::string> keys, std::vector<Bytes> values = {},
-                      int64_t number = 0) {
+  std::string Encoded(ConnId conn, Dialect dialect, Command command, std::vector<std::string> keys,
+                      std::vector<Bytes> values = {}, int64_t number = 0) {
     Request request;
     request.command = command;
     request.keys = std::move(keys);
@@ -101,23 +99,26 @@ TEST_CASE("KvTable answers the legacy 1.13 vectors byte for byte", "[rendezvous]
   CHECK(h.Reply(c, "00 04 00 00 00 00 00 00 00 2f 6b 65 79 03 00 00 00 00 00 00 00 76 61 6c")
             .empty());
   CHECK(h.Reply(c, "05 01 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79") == "00");
-  CHECK(h.Reply(c, "02 04 00 00 00 00 00 00 00 2f 6b 65 79") ==
-        "03 00 00 00 00 00 00 00 76 61 6c");
+  CHECK(h.Reply(c, "02 04 00 00 00 00 00 00 00 2f 6b 65 79") == "03 00 00 00 00 00 00 00 76 61 6c");
   const char* add_init = "03 05 00 00 00 00 00 00 00 69 6e 69 74 2f 01 00 00 00 00 00 00 00";
   CHECK(h.Reply(c, add_init) == "01 00 00 00 00 00 00 00");
   CHECK(h.Reply(c, add_init) == "02 00 00 00 00 00 00 00");
-  CHECK(h.Reply(c, "02 05 00 00 00 00 00 00 00 69 6e 69 74 2f") ==
-        "01 00 00 00 00 00 00 00 32");
-  CHECK(h.Reply(c, "01 04 00 00 00 00 00 00 00 2f 63 61 73 00 00 00 00 00 00 00 00 01 00 00 00 "
-                   "00 00 00 00 41") == "01 00 00 00 00 00 00 00 41");
-  CHECK(h.Reply(c, "01 04 00 00 00 00 00 00 00 2f 63 61 73 01 00 00 00 00 00 00 00 41 01 00 00 "
-                   "00 00 00 00 00 42") == "01 00 00 00 00 00 00 00 42");
-  CHECK(h.Reply(c, "01 04 00 00 00 00 00 00 00 2f 63 61 73 01 00 00 00 00 00 00 00 5a 01 00 00 "
-                   "00 00 00 00 00 43") == "01 00 00 00 00 00 00 00 42");
-  CHECK(h.Reply(c, "01 04 00 00 00 00 00 00 00 2f 6e 6f 6e 01 00 00 00 00 00 00 00 5a 01 00 00 "
-                   "00 00 00 00 00 43") == "01 00 00 00 00 00 00 00 5a");
-  CHECK(h.Reply(c, "04 02 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79 04 00 00 00 "
-                   "00 00 00 00 2f 6e 6f 6e") == "01");
+  CHECK(h.Reply(c, "02 05 00 00 00 00 00 00 00 69 6e 69 74 2f") == "01 00 00 00 00 00 00 00 32");
+  CHECK(h.Reply(c,
+                "01 04 00 00 00 00 00 00 00 2f 63 61 73 00 00 00 00 00 00 00 00 01 00 00 00 "
+                "00 00 00 00 41") == "01 00 00 00 00 00 00 00 41");
+  CHECK(h.Reply(c,
+                "01 04 00 00 00 00 00 00 00 2f 63 61 73 01 00 00 00 00 00 00 00 41 01 00 00 "
+                "00 00 00 00 00 42") == "01 00 00 00 00 00 00 00 42");
+  CHECK(h.Reply(c,
+                "01 04 00 00 00 00 00 00 00 2f 63 61 73 01 00 00 00 00 00 00 00 5a 01 00 00 "
+                "00 00 00 00 00 43") == "01 00 00 00 00 00 00 00 42");
+  CHECK(h.Reply(c,
+                "01 04 00 00 00 00 00 00 00 2f 6e 6f 6e 01 00 00 00 00 00 00 00 5a 01 00 00 "
+                "00 00 00 00 00 43") == "01 00 00 00 00 00 00 00 5a");
+  CHECK(h.Reply(c,
+                "04 02 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79 04 00 00 00 "
+                "00 00 00 00 2f 6e 6f 6e") == "01");
   CHECK(h.Reply(c, "06") == "03 00 00 00 00 00 00 00");
   CHECK(h.Reply(c, "08 04 00 00 00 00 00 00 00 2f 6b 65 79") == "01 00 00 00 00 00 00 00");
   CHECK(h.Reply(c, "08 04 00 00 00 00 00 00 00 2f 6b 65 79") == "00 00 00 00 00 00 00 00");
@@ -127,8 +128,9 @@ TEST_CASE("KvTable answers the legacy 1.13 vectors byte for byte", "[rendezvous]
   CHECK(h.Reply(watcher, "07 03 00 00 00 00 00 00 00 2f 77 6b") == "03");
   auto set_wk = h.Send(c, "00 03 00 00 00 00 00 00 00 2f 77 6b 02 00 00 00 00 00 00 00 76 31");
   CHECK(set_wk == std::map<ConnId, std::string>{
-                      {watcher, "01 03 00 00 00 00 00 00 00 2f 77 6b 00 00 00 00 00 00 00 00 02 "
-                                "00 00 00 00 00 00 00 76 31"}});
+                      {watcher,
+                       "01 03 00 00 00 00 00 00 00 2f 77 6b 00 00 00 00 00 00 00 00 02 "
+                       "00 00 00 00 00 00 00 76 31"}});
 }
 
 TEST_CASE("KvTable answers the modern vectors byte for byte", "[rendezvous][table]") {
@@ -141,21 +143,24 @@ TEST_CASE("KvTable answers the modern vectors byte for byte", "[rendezvous][tabl
   CHECK(h.Reply(c, "01 04 00 00 00 00 00 00 00 2f 6b 65 79 03 00 00 00 00 00 00 00 76 61 6c")
             .empty());
   CHECK(h.Reply(c, "06 01 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79") == "00");
-  CHECK(h.Reply(c, "03 04 00 00 00 00 00 00 00 2f 6b 65 79") ==
-        "03 00 00 00 00 00 00 00 76 61 6c");
-  CHECK(h.Reply(c, "05 02 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79 03 00 00 00 "
-                   "00 00 00 00 2f 6e 6f") == "01");
+  CHECK(h.Reply(c, "03 04 00 00 00 00 00 00 00 2f 6b 65 79") == "03 00 00 00 00 00 00 00 76 61 6c");
+  CHECK(h.Reply(c,
+                "05 02 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79 03 00 00 00 "
+                "00 00 00 00 2f 6e 6f") == "01");
   CHECK(h.Reply(c, "07") == "02 00 00 00 00 00 00 00");
   CHECK(h.Reply(c, "08 04 00 00 00 00 00 00 00 2f 6b 65 79") == "01 00 00 00 00 00 00 00");
-  CHECK(h.Reply(c, "02 02 00 00 00 00 00 00 00 2f 63 00 00 00 00 00 00 00 00 01 00 00 00 00 00 "
-                   "00 00 41") == "01 00 00 00 00 00 00 00 41");
+  CHECK(h.Reply(c,
+                "02 02 00 00 00 00 00 00 00 2f 63 00 00 00 00 00 00 00 00 01 00 00 00 00 00 "
+                "00 00 41") == "01 00 00 00 00 00 00 00 41");
   CHECK(h.Reply(c, "09 02 00 00 00 00 00 00 00 2f 6c 02 00 00 00 00 00 00 00 78 79").empty());
   CHECK(h.table().Find("/l") == Bytes("xy"));
-  CHECK(h.Reply(c, "0b 02 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61 01 00 00 00 00 00 "
-                   "00 00 31 02 00 00 00 00 00 00 00 2f 62 01 00 00 00 00 00 00 00 32")
+  CHECK(h.Reply(c,
+                "0b 02 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61 01 00 00 00 00 00 "
+                "00 00 31 02 00 00 00 00 00 00 00 2f 62 01 00 00 00 00 00 00 00 32")
             .empty());
-  CHECK(h.Reply(c, "0a 02 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61 02 00 00 00 00 00 "
-                   "00 00 2f 62") == "01 00 00 00 00 00 00 00 31 01 00 00 00 00 00 00 00 32");
+  CHECK(h.Reply(c,
+                "0a 02 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61 02 00 00 00 00 00 "
+                "00 00 2f 62") == "01 00 00 00 00 00 00 00 31 01 00 00 00 00 00 00 00 32");
   CHECK(h.Reply(c, "06 01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 78").empty());
   CHECK(h.Reply(c, "0c") == "01");
   CHECK(h.Reply(c, "0e 02 00 00 00 00 00 00 00 2f 71 01 00 00 00 00 00 00 00 6d").empty());
@@ -205,7 +210,10 @@ TEST_CASE("ADD parses like stoll, stores decimal text and wraps", "[rendezvous][
   CHECK_FALSE(ParseStoll("abc").has_value());
   CHECK_FALSE(ParseStoll("").has_value());
   CHECK_FALSE(ParseStoll("-").has_value());
-  CHECK_FALSE(ParseStoll(std::string_view("\0" "5", 2)).has_value());
+  CHECK_FALSE(ParseStoll(std::string_view("\0"
+                                          "5",
+                                          2))
+                  .has_value());
 
   Harness h;
   auto add = [&](const std::string& key, int64_t delta) {
@@ -304,13 +312,13 @@ TEST_CASE("WATCH_KEY notifies create, update and delete with old and new values"
   CHECK(created[7] == ToHex(FromHex("01 03 00 00 00 00 00 00 00") + "/wk" +
                             FromHex("00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00") + "0"));
   auto updated = h.SendEncoded(1, Dialect::kLegacy, Command::kSet, {"/wk"}, {"v2"});
-  CHECK(updated[7] == ToHex(FromHex("00 03 00 00 00 00 00 00 00") + "/wk" +
-                            FromHex("01 00 00 00 00 00 00 00") + "0" +
-                            FromHex("02 00 00 00 00 00 00 00") + "v2"));
+  CHECK(updated[7] ==
+        ToHex(FromHex("00 03 00 00 00 00 00 00 00") + "/wk" + FromHex("01 00 00 00 00 00 00 00") +
+              "0" + FromHex("02 00 00 00 00 00 00 00") + "v2"));
   auto deleted = h.SendEncoded(1, Dialect::kLegacy, Command::kDeleteKey, {"/wk"});
-  CHECK(deleted[7] == ToHex(FromHex("02 03 00 00 00 00 00 00 00") + "/wk" +
-                            FromHex("02 00 00 00 00 00 00 00") + "v2" +
-                            FromHex("00 00 00 00 00 00 00 00")));
+  CHECK(deleted[7] ==
+        ToHex(FromHex("02 03 00 00 00 00 00 00 00") + "/wk" + FromHex("02 00 00 00 00 00 00 00") +
+              "v2" + FromHex("00 00 00 00 00 00 00 00")));
   h.table().Disconnect(7);
   CHECK(h.SendEncoded(1, Dialect::kLegacy, Command::kSet, {"/wk"}, {"v3"}).empty());
 }

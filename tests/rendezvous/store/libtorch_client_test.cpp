@@ -4,8 +4,6 @@
 //
 // Exit status: 0 identical results, 1 a difference or a failure.
 
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -15,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <vector>
 
 #include "rendezvous/store/store_server.h"
@@ -35,11 +34,9 @@ std::string Optional(const c10::optional<std::string>& value) {
 class WatchLog {
  public:
   c10d::WatchKeyCallback Callback(const std::string& key) {
-    return [this, key](c10::optional<std::string> old_value,
-                       c10::optional<std::string> new_value) {
+    return [this, key](c10::optional<std::string> old_value, c10::optional<std::string> new_value) {
       std::lock_guard<std::mutex> lock(mutex_);
-      events_.push_back("watch " + key + ": " + Optional(old_value) + " -> " +
-                        Optional(new_value));
+      events_.push_back("watch " + key + ": " + Optional(old_value) + " -> " + Optional(new_value));
       changed_.notify_all();
     };
   }
@@ -90,7 +87,10 @@ std::vector<std::string> Scenario(uint16_t port) {
   record("check present", std::to_string(store.check({"k", "n", "c"})));
   record("check missing", std::to_string(store.check({"k", "m"})));
   record("check none", std::to_string(store.check({})));
-  record("wait present", Attempt([&] { store.wait({"k", "c"}, 1s); return std::string("ok"); }));
+  record("wait present", Attempt([&] {
+           store.wait({"k", "c"}, 1s);
+           return std::string("ok");
+         }));
   record("num keys", std::to_string(store.getNumKeys()));
   record("delete", std::to_string(store.deleteKey("k")));
   record("delete again", std::to_string(store.deleteKey("k")));

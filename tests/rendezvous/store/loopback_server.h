@@ -25,8 +25,7 @@ namespace cpplaunch::test {
 class LoopbackServer {
  public:
   explicit LoopbackServer(StoreServerOptions options = Defaults())
-      : server_(std::make_unique<StoreServer>(io_, options)),
-        thread_([this] { io_.run(); }) {}
+      : server_(std::make_unique<StoreServer>(io_, options)), thread_([this] { io_.run(); }) {}
   ~LoopbackServer() {
     boost::asio::post(io_, [this] {
       server_.reset();

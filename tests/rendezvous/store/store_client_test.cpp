@@ -1,7 +1,6 @@
 #include "rendezvous/store/store_client.h"
 
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <string>
 #include <thread>
@@ -178,9 +177,8 @@ TEST_CASE("StoreClient reports a closed connection naming operation and key, the
   LoopbackServer server;
   StoreClient client(For(server));
   client.Set("text", "hello");
-  CHECK_THROWS_WITH(client.Add("text", 1),
-                    Catch::Contains("store ADD 'text' on 127.0.0.1:") &&
-                        Catch::Contains("the server closed the connection"));
+  CHECK_THROWS_WITH(client.Add("text", 1), Catch::Contains("store ADD 'text' on 127.0.0.1:") &&
+                                               Catch::Contains("the server closed the connection"));
   CHECK(client.Add("number", 1) == 1);
 }
 

@@ -1,9 +1,8 @@
 #include "rendezvous/store/store_server.h"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -45,7 +44,8 @@ TEST_CASE("StoreServer answers the legacy vectors over TCP, including split writ
   LoopbackServer server;
   RawConnection c(server.port());
   REQUIRE(c.connected());
-  std::string set = FromHex("00 04 00 00 00 00 00 00 00 2f 6b 65 79 03 00 00 00 00 00 00 00 76 61 6c");
+  std::string set =
+      FromHex("00 04 00 00 00 00 00 00 00 2f 6b 65 79 03 00 00 00 00 00 00 00 76 61 6c");
   std::string wait = FromHex("05 01 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 6b 65 79");
   for (char byte : set + wait) {  // one byte per segment
     c.Send(std::string(1, byte));
@@ -80,20 +80,21 @@ TEST_CASE("WAIT is answered when another client sets the key", "[rendezvous][ser
   CHECK(ToHex(waiter.Receive(1)) == "00");
 }
 
-TEST_CASE("WATCH_KEY on an idle second connection receives notifications",
-          "[rendezvous][server]") {
+TEST_CASE("WATCH_KEY on an idle second connection receives notifications", "[rendezvous][server]") {
   LoopbackServer server;
   RawConnection main(server.port());
   RawConnection callback(server.port());
   callback.Send(FromHex("07 03 00 00 00 00 00 00 00 2f 77 6b"));
   CHECK(ToHex(callback.Receive(1)) == "03");
   main.Send(LegacySet("/wk", "v1"));
-  CHECK(ToHex(callback.Receive(30)) ==
-        "01 03 00 00 00 00 00 00 00 2f 77 6b 00 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 76 31");
+  CHECK(
+      ToHex(callback.Receive(30)) ==
+      "01 03 00 00 00 00 00 00 00 2f 77 6b 00 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 76 31");
   main.Send(Encode(Dialect::kLegacy, Command::kDeleteKey, {"/wk"}));
   CHECK(main.Receive(8).size() == 8);
-  CHECK(ToHex(callback.Receive(30)) ==
-        "02 03 00 00 00 00 00 00 00 2f 77 6b 02 00 00 00 00 00 00 00 76 31 00 00 00 00 00 00 00 00");
+  CHECK(
+      ToHex(callback.Receive(30)) ==
+      "02 03 00 00 00 00 00 00 00 2f 77 6b 02 00 00 00 00 00 00 00 76 31 00 00 00 00 00 00 00 00");
 }
 
 TEST_CASE("a protocol error closes only that connection", "[rendezvous][server]") {
@@ -225,8 +226,7 @@ TEST_CASE("StoreServer binds dual stack on :: and exactly the given address othe
   }
 }
 
-TEST_CASE("StoreBindError names the address and the reason in one line",
-          "[rendezvous][server]") {
+TEST_CASE("StoreBindError names the address and the reason in one line", "[rendezvous][server]") {
   boost::asio::io_context io;
   StoreServerOptions options;
   options.bind_host = "127.0.0.1";

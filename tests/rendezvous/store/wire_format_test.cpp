@@ -1,7 +1,6 @@
 #include "rendezvous/store/wire_format.h"
 
 #include <catch2/catch.hpp>
-
 #include <string>
 #include <vector>
 
@@ -182,12 +181,12 @@ TEST_CASE("RequestDecoder gives the same requests however the stream is split",
     for (size_t a = 0; a < stream.size(); a += 3) {
       for (size_t b = a; b < stream.size(); b += 7) {
         std::string_view all(stream);
-        REQUIRE(DecodeChunks({all.substr(0, a), all.substr(a, b - a), all.substr(b)}) ==
-                expected);
+        REQUIRE(DecodeChunks({all.substr(0, a), all.substr(a, b - a), all.substr(b)}) == expected);
       }
     }
     std::vector<std::string_view> bytes;
-    for (size_t i = 0; i < stream.size(); ++i) bytes.push_back(std::string_view(stream).substr(i, 1));
+    for (size_t i = 0; i < stream.size(); ++i)
+      bytes.push_back(std::string_view(stream).substr(i, 1));
     REQUIRE(DecodeChunks(bytes) == expected);
   }
 }
@@ -250,10 +249,9 @@ TEST_CASE("RequestDecoder checks caps from the length prefix before storing anyt
     CHECK(out.back().find("key length 4611686018427387904 exceeds") != std::string::npos);
   }
   SECTION("a 1 GiB value followed by silence") {
-    auto out = DecodeChunks({FromHex("00 02 00 00 00 00 00 00 00 2f 61 00 00 00 40 00 00 00 00")},
-                            limits);
-    CHECK(out.back().find("value length 1073741824 exceeds the limit of 32") !=
-          std::string::npos);
+    auto out =
+        DecodeChunks({FromHex("00 02 00 00 00 00 00 00 00 2f 61 00 00 00 40 00 00 00 00")}, limits);
+    CHECK(out.back().find("value length 1073741824 exceeds the limit of 32") != std::string::npos);
   }
   SECTION("too many keys") {
     auto out = DecodeChunks({FromHex("05 04 00 00 00 00 00 00 00")}, limits);
@@ -328,15 +326,15 @@ TEST_CASE("ReplyDecoder decodes each reply shape however it is split", "[rendezv
            ReplyShape::kBytesList,
            "01 00 00 00 00 00 00 00 31 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 32", 3))
     CHECK(r.values == std::vector<Bytes>{"1", "", "2"});
-  for (const auto& r : DecodeReplyAllCuts(
-           ReplyShape::kQueuePop, "01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 6d")) {
+  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kQueuePop,
+                                          "01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 6d")) {
     CHECK(r.number == 1);
     CHECK(r.values == std::vector<Bytes>{"m"});
   }
   for (const auto& r : DecodeReplyAllCuts(ReplyShape::kQueuePop, "00 00 00 00 00 00 00 00"))
     CHECK(r.values.empty());
-  for (const auto& r : DecodeReplyAllCuts(
-           ReplyShape::kKeyList, "01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61"))
+  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kKeyList,
+                                          "01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61"))
     CHECK(r.keys == std::vector<std::string>{"/a"});
   for (const auto& r :
        DecodeReplyAllCuts(ReplyShape::kWatchEvent,

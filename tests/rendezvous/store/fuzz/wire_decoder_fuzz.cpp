@@ -46,7 +46,8 @@ WireLimits SmallLimits() {
 std::string Fingerprint(const Request& request) {
   std::string text = cpplaunch::CommandName(request.command);
   for (const auto& key : request.keys) text += "|k" + std::to_string(key.size()) + ":" + key;
-  for (const auto& value : request.values) text += "|v" + std::to_string(value.size()) + ":" + value;
+  for (const auto& value : request.values)
+    text += "|v" + std::to_string(value.size()) + ":" + value;
   return text + "|" + std::to_string(request.number) + "|" + std::to_string(request.u32);
 }
 
