@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/wire_format.h"
 
 namespace cpplaunch {

@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "rendezvous/store/reply_codec.h"
+
 namespace cpplaunch {
 namespace {
 

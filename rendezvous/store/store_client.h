@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/store.h"
 #include "rendezvous/store/wire_format.h"
 

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "rendezvous/store/kv_table.h"
+#include "rendezvous/store/request_decoder.h"
 
 namespace cpplaunch {
 namespace {
@@ -68,6 +70,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void Stop();
   uint16_t port() const { return port_; }
   size_t connection_count() const { return connection_count_; }
+  void WhenIdle(std::function<void()> idle);
   size_t key_count() const { return table_.num_keys(); }
 
   // Called by sessions.
@@ -98,6 +101,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
   std::vector<ConnId> free_ids_;
   size_t connection_count_ = 0;
+  std::vector<std::function<void()>> idle_waiters_;  // WhenIdle callers
   int inputs_since_accept_ = 0;
   std::vector<std::shared_ptr<StoreSession>> dirty_;  // sessions with output to hand to the socket
 };
@@ -407,6 +411,11 @@ void StoreServerImpl::Close(StoreSession& session) {
   sessions_[session.id()].reset();  // handlers in flight still hold the session
   free_ids_.push_back(session.id());
   --connection_count_;
+  if (connection_count_ == 0) {
+    // Posted: Close() runs inside session handlers and Stop().
+    for (auto& idle : idle_waiters_) asio::post(io_, std::move(idle));
+    idle_waiters_.clear();
+  }
 }
 
 void StoreServerImpl::Stop() {
@@ -432,6 +441,12 @@ StoreServer::~StoreServer() { impl_->Stop(); }
 uint16_t StoreServer::port() const { return impl_->port(); }
 void StoreServer::Stop() { impl_->Stop(); }
 size_t StoreServer::connection_count() const { return impl_->connection_count(); }
+void StoreServer::WhenIdle(std::function<void()> idle) { impl_->WhenIdle(std::move(idle)); }
+
+void StoreServerImpl::WhenIdle(std::function<void()> idle) {
+  if (connection_count_ == 0) return asio::post(io_, std::move(idle));
+  idle_waiters_.push_back(std::move(idle));
+}
 size_t StoreServer::key_count() const { return impl_->key_count(); }
 
 }  // namespace cpplaunch

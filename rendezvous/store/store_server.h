@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -64,6 +65,9 @@ class StoreServer {
   void Stop();
 
   size_t connection_count() const;
+  // Calls `idle` once, posted on the io_context, when no connection is open (at once if none is
+  // now; Stop() closing the last one counts). The store's host waits on it before exiting.
+  void WhenIdle(std::function<void()> idle);
   size_t key_count() const;
 
  private:

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/request_decoder.h"
 #include "test_bytes.h"
 
 namespace cpplaunch {

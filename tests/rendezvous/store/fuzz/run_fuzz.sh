@@ -17,8 +17,9 @@ if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned 
   echo "SKIP: $clang has no libFuzzer runtime"; exit 77
 fi
 "$clang" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -I"$root" "$root/tests/rendezvous/store/fuzz/wire_decoder_fuzz.cpp" "$root/rendezvous/store/wire_format.cpp" \
-  "$root/rendezvous/store/kv_table.cpp" -o "$work/fuzz" || { echo "FAILED: build"; exit 1; }
+  -I"$root" "$root/tests/rendezvous/store/fuzz/wire_decoder_fuzz.cpp" \
+  "$root"/rendezvous/store/{command_table,field_reader,request_decoder,reply_codec,kv_table}.cpp \
+  -o "$work/fuzz" || { echo "FAILED: build"; exit 1; }
 
 # Seeds: each protocol vector stream, prefixed by the two control bytes (cut size, reply shape).
 mkdir -p "$work/corpus"

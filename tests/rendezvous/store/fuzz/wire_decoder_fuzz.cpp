@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "rendezvous/store/kv_table.h"
-#include "rendezvous/store/wire_format.h"
+#include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/request_decoder.h"
 
 namespace {
 

@@ -1,9 +1,10 @@
-#include "rendezvous/store/wire_format.h"
+#include "rendezvous/store/request_decoder.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
 
+#include "rendezvous/store/reply_codec.h"
 #include "test_bytes.h"
 
 namespace cpplaunch {
@@ -279,79 +280,6 @@ TEST_CASE("RequestDecoder checks caps from the length prefix before storing anyt
     REQUIRE(decoder.Feed(std::string(100, 'x')).status == DecodeStatus::kNeedMore);
     CHECK(decoder.request().values.at(0).capacity() < 4096);
   }
-}
-
-TEST_CASE("EncodeRequest refuses commands the dialect lacks", "[rendezvous][wire]") {
-  std::string out;
-  CHECK_FALSE(EncodeRequest(Dialect::kLegacy, Make(Command::kPing), &out));
-  CHECK_FALSE(EncodeRequest(Dialect::kModern, Make(Command::kWatchKey, {"k"}), &out));
-  CHECK(out.empty());
-  CHECK(WireCode(Dialect::kModern, Command::kBarrier) == 18);
-  CHECK(WireCode(Dialect::kLegacy, Command::kDeleteKey) == 8);
-}
-
-// Decodes `hex` as a reply of `shape`, fed in two parts cut at every position.
-std::vector<Reply> DecodeReplyAllCuts(ReplyShape shape, const std::string& hex, uint64_t count = 0,
-                                      WireLimits limits = {}) {
-  std::string bytes = FromHex(hex);
-  std::vector<Reply> replies;
-  for (size_t cut = 0; cut <= bytes.size(); ++cut) {
-    INFO("reply " << hex << " cut at " << cut);
-    ReplyDecoder decoder(limits);
-    decoder.Expect(shape, count);
-    std::string_view all(bytes);
-    auto first = decoder.Feed(all.substr(0, cut));
-    if (first.status == DecodeStatus::kMalformed) return {};
-    if (first.status == DecodeStatus::kNeedMore) {
-      REQUIRE(first.consumed == cut);
-      auto second = decoder.Feed(all.substr(cut));
-      if (second.status == DecodeStatus::kMalformed) return {};
-      REQUIRE(second.status == DecodeStatus::kRequest);
-      REQUIRE(first.consumed + second.consumed == bytes.size());
-    } else {
-      REQUIRE(first.consumed == bytes.size());
-    }
-    replies.push_back(decoder.reply());
-  }
-  return replies;
-}
-
-TEST_CASE("ReplyDecoder decodes each reply shape however it is split", "[rendezvous][wire]") {
-  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kU32, "39 30 00 00")) CHECK(r.u32 == 12345);
-  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kI64, "ff ff ff ff ff ff ff ff"))
-    CHECK(r.number == -1);
-  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kBytes, "03 00 00 00 00 00 00 00 76 61 6c"))
-    CHECK(r.values == std::vector<Bytes>{"val"});
-  for (const auto& r : DecodeReplyAllCuts(
-           ReplyShape::kBytesList,
-           "01 00 00 00 00 00 00 00 31 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 32", 3))
-    CHECK(r.values == std::vector<Bytes>{"1", "", "2"});
-  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kQueuePop,
-                                          "01 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 6d")) {
-    CHECK(r.number == 1);
-    CHECK(r.values == std::vector<Bytes>{"m"});
-  }
-  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kQueuePop, "00 00 00 00 00 00 00 00"))
-    CHECK(r.values.empty());
-  for (const auto& r : DecodeReplyAllCuts(ReplyShape::kKeyList,
-                                          "01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 61"))
-    CHECK(r.keys == std::vector<std::string>{"/a"});
-  for (const auto& r :
-       DecodeReplyAllCuts(ReplyShape::kWatchEvent,
-                          "01 03 00 00 00 00 00 00 00 2f 77 6b 00 00 00 00 00 00 00 00 02 00 00 "
-                          "00 00 00 00 00 76 31")) {
-    CHECK(r.u8 == kKeyCreated);
-    CHECK(r.keys == std::vector<std::string>{"/wk"});
-    CHECK(r.values == std::vector<Bytes>{"", "v1"});
-  }
-}
-
-TEST_CASE("ReplyDecoder does not trust lengths from the server", "[rendezvous][wire]") {
-  ReplyDecoder decoder;
-  decoder.Expect(ReplyShape::kBytes);
-  auto result = decoder.Feed(FromHex("00 00 00 00 00 01 00 00"));  // ~1 TB, issue #129367
-  CHECK(result.status == DecodeStatus::kMalformed);
-  CHECK(decoder.error().find("value length of 1099511627776") != std::string::npos);
 }
 
 }  // namespace
