@@ -1,17 +1,10 @@
 #include "worker_env/env_builder.h"
 
+#include "base/text.h"
 #include "worker_env/env_names.h"
 
 namespace cpplaunch {
 namespace {
-
-std::string Strip(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return "";
-  const size_t end = s.find_last_not_of(kSpace);
-  return std::string(s.substr(begin, end - begin + 1));
-}
 
 void Put(EnvMap& env, std::string_view name, std::string value) {
   env.insert_or_assign(std::string(name), std::move(value));
@@ -63,19 +56,13 @@ bool OmpThreadsDefaulted(const EnvMap& agent_env, int local_world_size) {
 std::optional<std::string> VirtualVisibleDevice(const std::optional<std::string>& parent_value,
                                                 int local_rank, std::string* error) {
   if (!parent_value) return std::to_string(local_rank);
-  std::vector<std::string_view> devices;
-  std::string_view rest = *parent_value;
-  for (size_t comma; (comma = rest.find(',')) != std::string_view::npos;) {
-    devices.push_back(rest.substr(0, comma));
-    rest.remove_prefix(comma + 1);
-  }
-  devices.push_back(rest);
+  const std::vector<std::string_view> devices = Split(*parent_value, ',');
   if (local_rank < 0 || local_rank >= static_cast<int>(devices.size())) {
     *error = "local_rank " + std::to_string(local_rank) + " exceeds available GPUs in " +
              std::string(env_names::kCudaVisibleDevices) + "=" + *parent_value;
     return std::nullopt;
   }
-  return Strip(devices[local_rank]);
+  return std::string(Strip(devices[local_rank]));
 }
 
 std::optional<WorkerEnv> BuildWorkerEnv(const EnvMap& agent_env, const JobInfo& job,

@@ -9,25 +9,10 @@
 #include <system_error>
 #include <vector>
 
+#include "base/text.h"
+
 namespace cpplaunch {
 namespace {
-
-std::vector<std::string_view> Split(std::string_view text) {
-  std::vector<std::string_view> out;
-  while (true) {
-    const size_t comma = text.find(',');
-    out.push_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) return out;
-    text.remove_prefix(comma + 1);
-  }
-}
-
-std::string_view Strip(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
-}
 
 // torch's _strtoul: the integer the text starts with (an optional sign, then digits), or
 // -1 when it starts with none.
@@ -43,7 +28,7 @@ long long LeadingInteger(std::string_view s) {
 
 int CountOrdinals(std::string_view value, int physical_count) {
   std::vector<long long> ordinals;
-  for (std::string_view item : Split(value)) {
+  for (std::string_view item : Split(value, ',')) {
     const long long ordinal = LeadingInteger(Strip(item));
     if (std::find(ordinals.begin(), ordinals.end(), ordinal) != ordinals.end()) return 0;
     if (ordinal < 0) break;
@@ -57,7 +42,7 @@ int CountOrdinals(std::string_view value, int physical_count) {
 
 int CountUuids(std::string_view value, std::string_view prefix, int physical_count) {
   std::vector<std::string_view> uuids;
-  for (std::string_view item : Split(value)) {
+  for (std::string_view item : Split(value, ',')) {
     if (std::find(uuids.begin(), uuids.end(), item) != uuids.end()) return 0;
     if (!item.starts_with(prefix)) break;
     uuids.push_back(item);

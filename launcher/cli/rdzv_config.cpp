@@ -3,17 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <limits>
+
+#include "base/text.h"
 
 namespace cpplaunch {
 namespace {
-
-std::string_view Strip(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -26,21 +20,11 @@ std::string InvalidValue(std::string_view key, std::string_view what) {
          "' does not represent a valid " + std::string(what) + " value.";
 }
 
-// Optional sign and decimal digits (values are already stripped).
+// An optional sign and decimal digits only: stricter than Python's int(), which this reader
+// always was (no digit-group underscores, and the value is already stripped).
 std::optional<int64_t> ParseInteger(std::string_view text) {
-  bool negative = false;
-  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
-    negative = text[0] == '-';
-    text.remove_prefix(1);
-  }
-  if (text.empty()) return std::nullopt;
-  int64_t value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    if (value > (std::numeric_limits<int64_t>::max() - 9) / 10) return std::nullopt;
-    value = value * 10 + (c - '0');
-  }
-  return negative ? -value : value;
+  if (text.find('_') != std::string_view::npos) return std::nullopt;
+  return ParsePythonInt(text);
 }
 
 }  // namespace
@@ -48,10 +32,8 @@ std::optional<int64_t> ParseInteger(std::string_view text) {
 std::optional<RdzvConfig> RdzvConfig::Parse(std::string_view text, std::string* error) {
   RdzvConfig config;
   text = Strip(text);
-  if (text.empty()) return config;
-  while (true) {
-    const size_t comma = text.find(',');
-    const std::string_view item = text.substr(0, comma);
+  if (text.empty()) return config;  // no pieces at all; otherwise an empty piece is an error
+  for (std::string_view item : Split(text, ',')) {
     const size_t eq = item.find('=');
     const std::string_view key = Strip(item.substr(0, eq));
     const std::string_view value = eq == std::string_view::npos ? "" : Strip(item.substr(eq + 1));
@@ -67,9 +49,8 @@ std::optional<RdzvConfig> RdzvConfig::Parse(std::string_view text, std::string* 
       return std::nullopt;
     }
     config.values_[std::string(key)] = std::string(value);
-    if (comma == std::string_view::npos) return config;
-    text.remove_prefix(comma + 1);
   }
+  return config;
 }
 
 std::optional<std::string> RdzvConfig::Get(std::string_view key) const {

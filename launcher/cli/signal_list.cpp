@@ -4,6 +4,8 @@
 #include <array>
 #include <csignal>
 
+#include "base/text.h"
+
 namespace cpplaunch {
 namespace {
 
@@ -23,13 +25,6 @@ constexpr std::array<NamedSignal, 31> kSignals = {{
     {"SIGXCPU", SIGXCPU},     {"SIGXFSZ", SIGXFSZ}, {"SIGVTALRM", SIGVTALRM}, {"SIGPROF", SIGPROF},
     {"SIGWINCH", SIGWINCH},   {"SIGIO", SIGIO},     {"SIGPWR", SIGPWR},
 }};
-
-std::string_view Strip(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\n\r\f\v";
-  const size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
-}
 
 int Lookup(std::string_view name) {
   if (name == "SIGRTMIN") return SIGRTMIN;
@@ -69,12 +64,9 @@ void Add(std::string_view name, SignalList& list) {
 
 SignalList ParseSignalList(std::string_view text) {
   SignalList list;
-  while (true) {
-    const size_t comma = text.find(',');
-    Add(Strip(text.substr(0, comma)), list);
-    if (comma == std::string_view::npos) return list;
-    text.remove_prefix(comma + 1);
-  }
+  // Every piece, empty ones too: an empty name is warned about like any unknown one.
+  for (std::string_view name : Split(text, ',')) Add(Strip(name), list);
+  return list;
 }
 
 }  // namespace cpplaunch
