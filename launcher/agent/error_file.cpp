@@ -1,13 +1,10 @@
 #include "launcher/agent/error_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <iterator>
-#include <system_error>
+
+#include "base/atomic_file.h"
 
 namespace cpplaunch {
 namespace {
@@ -42,16 +39,6 @@ std::optional<std::chrono::system_clock::time_point> TimestampAt(const Json& obj
     return std::nullopt;
   }
   return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
-}
-
-void WriteAll(int fd, const std::string& bytes, const std::string& what) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw std::system_error(errno, std::generic_category(), "write " + what);
-    done += static_cast<std::size_t>(n);
-  }
 }
 
 }  // namespace
@@ -93,26 +80,8 @@ std::optional<WorkerError> ReadWorkerError(const std::filesystem::path& path) {
 void WriteErrorFile(const std::filesystem::path& path, const nlohmann::json& document) {
   // Invalid UTF-8 copied from a worker's file must not make the dump throw.
   const std::string text = document.dump(-1, ' ', false, Json::error_handler_t::replace);
-  const std::string temp = path.string() + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + temp);
-  try {
-    WriteAll(fd, text, temp);
-  } catch (...) {
-    ::close(fd);
-    ::unlink(temp.c_str());
-    throw;
-  }
-  if (::close(fd) != 0) {
-    const int saved = errno;
-    ::unlink(temp.c_str());
-    throw std::system_error(saved, std::generic_category(), "close " + temp);
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const int saved = errno;
-    ::unlink(temp.c_str());
-    throw std::system_error(saved, std::generic_category(), "rename to " + path.string());
-  }
+  // The agent's parent may read the file while it is written (a scheduler polling for it).
+  ReplaceFile(path, text);
 }
 
 }  // namespace cpplaunch

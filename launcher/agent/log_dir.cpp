@@ -7,6 +7,8 @@
 #include <random>
 #include <system_error>
 
+#include "base/fd_io.h"
+
 namespace cpplaunch {
 namespace fs = std::filesystem;
 namespace {
@@ -21,13 +23,12 @@ fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
     std::string name = prefix;
     for (int i = 0; i < 8; ++i) name += kAlphabet[pick(random)];
     fs::path candidate = parent / name;
+    // mkdir(2) for mode 0700 (create_directory would make 0777 less the umask), as mkdtemp.
     if (::mkdir(candidate.c_str(), 0700) == 0) return candidate;
-    if (errno != EEXIST) {
-      throw std::system_error(errno, std::generic_category(), "mkdir " + candidate.string());
-    }
+    const int err = LastError();
+    if (err != EEXIST) throw SystemError(err, "mkdir " + candidate.string());
   }
-  throw std::system_error(EEXIST, std::generic_category(),
-                          "no unique directory name under " + parent.string());
+  throw SystemError(EEXIST, "no unique directory name under " + parent.string());
 }
 
 }  // namespace
@@ -40,7 +41,7 @@ LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs
   } else {
     root = base;
     if (fs::exists(root) && !fs::is_directory(root)) {
-      throw std::system_error(ENOTDIR, std::generic_category(), "log_dir: " + base + " is a file");
+      throw SystemError(ENOTDIR, "log_dir: " + base + " is a file");
     }
     fs::create_directories(root);
   }
