@@ -1,16 +1,14 @@
 #include "rendezvous/store/store_client.h"
 
 #include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <system_error>
 #include <thread>
+
+#include "base/fd_io.h"
+#include "base/socket_io.h"
 
 namespace cpplaunch {
 namespace {
@@ -20,10 +18,6 @@ using std::chrono::milliseconds;
 constexpr milliseconds kFirstBackoff{10};
 constexpr milliseconds kMaxBackoff{1000};
 constexpr size_t kReceiveChunk = 64 * 1024;
-
-std::string ErrnoText(int error) {
-  return std::error_code(error, std::generic_category()).message();
-}
 
 std::string FormatAddress(const std::string& host, uint16_t port) {
   bool v6 = host.find(':') != std::string::npos;
@@ -39,49 +33,23 @@ std::string DescribeKeys(const std::vector<std::string>& keys) {
   return text + "]";
 }
 
-// Waits until `fd` is ready for `events` or the deadline passes; true when ready (including
-// error/hang-up, which the next read or write reports).
-bool PollUntil(int fd, short events, std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    auto left = std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd entry{fd, events, 0};
-    int timeout = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
-    int ready = ::poll(&entry, 1, timeout);
-    if (ready > 0) return true;
-    if (ready < 0 && errno != EINTR) return true;  // let the I/O call report it
-  }
+// What is left of `deadline`, for the fd layer's timeouts (zero or less: already passed).
+milliseconds Left(std::chrono::steady_clock::time_point deadline) {
+  return std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now());
 }
 
-// Non-blocking connect to one address with a deadline; returns the fd or -1 (and *error).
-int ConnectOne(const addrinfo& address, std::chrono::steady_clock::time_point deadline,
-               std::string* error) {
-  int fd = ::socket(address.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) {
-    *error = ErrnoText(errno);
-    return -1;
+// Connects to one resolved address before the deadline; on failure *error says why. A timeout
+// keeps the reason an earlier address gave (a refusal says more than the timeout).
+UniqueFd ConnectOne(const addrinfo& address, std::chrono::steady_clock::time_point deadline,
+                    std::string* error) {
+  ConnectResult result =
+      ConnectTcp(address.ai_family, address.ai_addr, address.ai_addrlen, Left(deadline));
+  if (result.timed_out) {
+    if (error->empty()) *error = "connect timed out";
+  } else if (!result.fd) {
+    *error = ErrorText(result.error);
   }
-  int rc = ::connect(fd, address.ai_addr, address.ai_addrlen);
-  if (rc != 0 && errno == EINPROGRESS) {
-    if (!PollUntil(fd, POLLOUT, deadline)) {
-      if (error->empty()) *error = "connect timed out";
-      ::close(fd);
-      return -1;
-    }
-    int so_error = 0;
-    socklen_t length = sizeof so_error;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &length);
-    rc = so_error == 0 ? 0 : -1;
-    errno = so_error;
-  }
-  if (rc != 0) {
-    *error = ErrnoText(errno);
-    ::close(fd);
-    return -1;
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
+  return std::move(result.fd);
 }
 
 }  // namespace
@@ -97,8 +65,7 @@ StoreClient::StoreClient(StoreClientOptions options)
 StoreClient::~StoreClient() { Close(); }
 
 void StoreClient::Close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   in_.clear();
 }
 
@@ -117,11 +84,11 @@ void StoreClient::Connect() {
     if (rc != 0) {
       last_error = std::string("cannot resolve host: ") + ::gai_strerror(rc);
     }
-    for (addrinfo* a = found; a != nullptr && fd_ < 0; a = a->ai_next) {
+    for (addrinfo* a = found; a != nullptr && !fd_; a = a->ai_next) {
       fd_ = ConnectOne(*a, deadline, &last_error);
     }
     if (found != nullptr) ::freeaddrinfo(found);
-    if (fd_ >= 0) {
+    if (fd_) {
       try {
         if (options_.dialect == Dialect::kModern) {
           NewRequest(Command::kValidate).u32 = kValidateMagic;
@@ -145,7 +112,7 @@ void StoreClient::Connect() {
 }
 
 void StoreClient::EnsureConnected(const char* operation, const std::string& what) {
-  if (fd_ >= 0) return;
+  if (fd_) return;
   try {
     Connect();
   } catch (const StoreTimeout& error) {
@@ -175,7 +142,7 @@ void StoreClient::FailTimeout(const char* operation, const std::string& what,
 Reply& StoreClient::Call(Request& request, const std::string& what, Clock::time_point deadline,
                          uint64_t count) {
   const char* operation = CommandName(request.command);
-  if (fd_ < 0) Fail(operation, what, "not connected");
+  if (!fd_) Fail(operation, what, "not connected");
   out_.clear();
   if (!EncodeRequest(options_.dialect, request, &out_)) {
     throw StoreError("store " + std::string(operation) + " on " + address_ +
@@ -195,16 +162,13 @@ void StoreClient::SendAll(const std::string& bytes, const char* operation, const
                           Clock::time_point deadline) {
   size_t sent = 0;
   while (sent < bytes.size()) {
-    ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-      continue;
+    IoResult result = SendSome(fd_.get(), std::string_view(bytes).substr(sent));
+    sent += result.bytes;
+    if (result.ok()) continue;
+    if (result.status == IoResult::Status::kError) {
+      Fail(operation, what, "send failed: " + ErrorText(result.error));
     }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-      Fail(operation, what, "send failed: " + ErrnoText(errno));
-    }
-    if (!PollUntil(fd_, POLLOUT, deadline)) {
+    if (!WaitFd(fd_.get(), POLLOUT, Left(deadline))) {
       FailTimeout(operation, what,
                   "could not send within " + std::to_string(options_.timeout.count()) + "ms");
     }
@@ -221,19 +185,20 @@ bool StoreClient::Receive(ReplyShape shape, uint64_t count, const char* operatio
   }
   char buffer[kReceiveChunk];
   while (result.status == DecodeStatus::kNeedMore) {
-    ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
-    if (n > 0) {
-      std::string_view got(buffer, static_cast<size_t>(n));
-      result = reply_decoder_.Feed(got);
-      in_.append(got.substr(result.consumed));  // bytes beyond this reply
+    IoResult got = RecvSome(fd_.get(), buffer, sizeof buffer);
+    if (got.ok()) {
+      std::string_view bytes(buffer, got.bytes);
+      result = reply_decoder_.Feed(bytes);
+      in_.append(bytes.substr(result.consumed));  // bytes beyond this reply
       continue;
     }
-    if (n == 0) Fail(operation, what, "the server closed the connection");
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      Fail(operation, what, "receive failed: " + ErrnoText(errno));
+    if (got.status == IoResult::Status::kEof) {
+      Fail(operation, what, "the server closed the connection");
     }
-    if (!PollUntil(fd_, POLLIN, deadline)) return false;
+    if (got.status == IoResult::Status::kError) {
+      Fail(operation, what, "receive failed: " + ErrorText(got.error));
+    }
+    if (!WaitFd(fd_.get(), POLLIN, Left(deadline))) return false;
   }
   if (result.status == DecodeStatus::kMalformed) {
     Fail(operation, what, "bad reply: " + reply_decoder_.error());
@@ -300,7 +265,7 @@ void StoreClient::WaitKeys(const std::vector<std::string>& keys, milliseconds ti
   SendAll(out_, operation, what, Deadline());
   bool arrived = Receive(ReplyShape::kU8, 0, operation, what, Clock::now() + timeout);
   if (!arrived) {
-    if (options_.dialect == Dialect::kModern && fd_ >= 0) return CancelWait(what, timeout);
+    if (options_.dialect == Dialect::kModern && fd_) return CancelWait(what, timeout);
     FailTimeout(operation, what,
                 "timed out after " + std::to_string(timeout.count()) + "ms waiting for the keys");
   }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/store.h"
 #include "rendezvous/store/wire_format.h"
@@ -98,7 +99,7 @@ class StoreClient final : public Store {
 
   StoreClientOptions options_;
   std::string address_;
-  int fd_ = -1;
+  UniqueFd fd_;  // invalid while disconnected
   Request request_;
   std::string out_;
   std::string in_;  // received, not yet decoded

@@ -1,8 +1,6 @@
 #include "rendezvous/store/store_server.h"
 
 #include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/types.h>
 
 #include <array>
 #include <boost/asio/io_context.hpp>
@@ -11,12 +9,13 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
-#include <cerrno>
 #include <chrono>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "base/socket_io.h"
+#include "base/unique_fd.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/request_decoder.h"
 
@@ -85,7 +84,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void WaitForConnection();
   void AcceptBurst();
   bool DrainAcceptQueue();
-  void AddSession(int fd);
+  void AddSession(UniqueFd fd);
   void Deliver(StoreSession& requester);
   void QueueTo(ConnId conn, std::string_view bytes);
 
@@ -310,30 +309,32 @@ void StoreServerImpl::AcceptBurst() {
 }
 
 // Accepts up to kAcceptBurst pending connections; false on a resource error (EMFILE, ENOMEM..).
-// accept4 gives each connection CLOEXEC and non-blocking in one call; Asio's accept does not
-// set CLOEXEC, and workers forked by the agent must not inherit store connections.
+// AcceptConnection (accept4) gives each connection CLOEXEC and non-blocking in one call; Asio's
+// accept does not set CLOEXEC, and workers forked by the agent must not inherit store connections.
 bool StoreServerImpl::DrainAcceptQueue() {
   for (int i = 0; i < kAcceptBurst && !stopped_; ++i) {
-    int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd >= 0) {
-      AddSession(fd);
-      continue;
+    AcceptResult accepted = AcceptConnection(acceptor_.native_handle());
+    switch (accepted.status) {
+      case AcceptStatus::kAccepted:
+        AddSession(std::move(accepted.fd));
+        break;
+      case AcceptStatus::kQueueEmpty:
+        return true;
+      case AcceptStatus::kRetry:
+        break;
+      case AcceptStatus::kFailed:
+        return false;
     }
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-    if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-    return false;
   }
   return true;
 }
 
-void StoreServerImpl::AddSession(int fd) {
+void StoreServerImpl::AddSession(UniqueFd fd) {
   tcp::socket socket(io_);
   error_code ec;
-  socket.assign(v6_ ? tcp::v6() : tcp::v4(), fd, ec);
-  if (ec) {
-    ::close(fd);
-    return;
-  }
+  socket.assign(v6_ ? tcp::v6() : tcp::v4(), fd.get(), ec);
+  if (ec) return;  // `fd` still owns the descriptor and closes it
+  fd.release();    // `socket` owns it now
   if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
   socket.set_option(tcp::no_delay(true), ec);
   ConnId id;

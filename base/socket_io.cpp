@@ -1,0 +1,64 @@
+#include "base/socket_io.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+
+#include <cerrno>
+
+#include "base/fd_io.h"
+
+namespace cpplaunch {
+
+ConnectResult ConnectTcp(int family, const sockaddr* address, socklen_t length,
+                         std::chrono::milliseconds timeout) {
+  ConnectResult result;
+  UniqueFd fd(::socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd) {
+    result.error = errno;
+    return result;
+  }
+  int rc = ::connect(fd.get(), address, length);
+  int error = rc == 0 ? 0 : errno;
+  // A non-blocking connect reports EINPROGRESS; the outcome arrives as writability, and the
+  // error (if any) is then read from SO_ERROR, not errno.
+  if (error == EINPROGRESS) {
+    if (!WaitFd(fd.get(), POLLOUT, timeout)) {
+      result.timed_out = true;
+      return result;
+    }
+    error = 0;
+    socklen_t size = sizeof error;
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &error, &size);
+  }
+  if (error != 0) {
+    result.error = error;
+    return result;
+  }
+  int one = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  result.fd = std::move(fd);
+  return result;
+}
+
+AcceptResult AcceptConnection(int listen_fd) {
+  AcceptResult result;
+  // accept4 sets CLOEXEC atomically; a separate fcntl would leave a window for a fork.
+  result.fd.reset(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+  if (result.fd) {
+    result.status = AcceptStatus::kAccepted;
+    return result;
+  }
+  const int error = errno;
+  if (error == EAGAIN || error == EWOULDBLOCK) {
+    result.status = AcceptStatus::kQueueEmpty;
+  } else if (error == EINTR || error == ECONNABORTED || error == EPROTO) {
+    result.status = AcceptStatus::kRetry;
+  } else {
+    result.status = AcceptStatus::kFailed;
+    result.error = error;
+  }
+  return result;
+}
+
+}  // namespace cpplaunch

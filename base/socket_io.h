@@ -1,0 +1,44 @@
+#pragma once
+// TCP sockets at the OS boundary, for code that drives its own sockets (the blocking store
+// client's connect, the store server's accept burst): a connect bounded by a timeout and one
+// non-blocking accept. Sockets come back owned by UniqueFd, close-on-exec and non-blocking.
+// Nothing here throws or logs; failures are errno values (see fd_io.h for ErrorText).
+
+#include <sys/socket.h>
+
+#include <chrono>
+
+#include "base/unique_fd.h"
+
+namespace cpplaunch {
+
+struct ConnectResult {
+  UniqueFd fd;             // the connected socket (TCP_NODELAY set), or invalid
+  int error = 0;           // errno value of the failed socket() or connect()
+  bool timed_out = false;  // `timeout` passed while the connection was in progress
+};
+
+// Opens a non-blocking stream socket of `family` and connects it to `address`, waiting at most
+// `timeout` for the handshake.
+ConnectResult ConnectTcp(int family, const sockaddr* address, socklen_t length,
+                         std::chrono::milliseconds timeout);
+
+enum class AcceptStatus {
+  kAccepted,    // `fd` is the new connection
+  kQueueEmpty,  // no connection is pending (EAGAIN)
+  kRetry,       // that connection vanished or a signal arrived: the next may succeed
+  kFailed,      // a resource or descriptor error (EMFILE, ENOMEM, EBADF...): `error`
+};
+
+struct AcceptResult {
+  AcceptStatus status = AcceptStatus::kFailed;
+  UniqueFd fd;
+  int error = 0;
+};
+
+// One accept on the non-blocking listening socket `listen_fd` (borrowed). The connection is
+// created close-on-exec and non-blocking in the same call, so a process forked meanwhile never
+// inherits it.
+AcceptResult AcceptConnection(int listen_fd);
+
+}  // namespace cpplaunch
