@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "base/fd_io.h"
 #include "launcher/process/posix_sys.h"
 
 namespace cpplaunch {
@@ -54,6 +55,8 @@ void RemoveStaleJobCgroups(const std::string& parent) {
 }
 
 // Creates "<own cgroup>/cpplaunch-<pid>-<n>"; nullopt when cgroup v2 is absent or read-only.
+// The counter keeps names unique within the agent (the fallback Start makes a second one); the
+// pid keeps them unique across agents sharing a parent cgroup.
 std::optional<std::string> CreateJobCgroup() {
   static int counter = 0;
   std::optional<std::string> parent = OwnCgroupDir();
@@ -63,133 +66,136 @@ std::optional<std::string> CreateJobCgroup() {
     std::string dir =
         *parent + "/cpplaunch-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
     if (::mkdir(dir.c_str(), 0755) == 0) return dir;
-    if (errno != EEXIST) return std::nullopt;
+    if (LastError() != EEXIST) return std::nullopt;
   }
   return std::nullopt;
 }
 
-int OpenControl(const std::string& dir, const char* name, int flags) {
-  return ::open((dir + "/" + name).c_str(), flags | O_CLOEXEC);
+UniqueFd OpenControl(const std::string& dir, const char* name, int flags) {
+  return UniqueFd(::open((dir + "/" + name).c_str(), flags | O_CLOEXEC));
+}
+
+// A job cgroup with the control files the agent and the sentinel use.
+struct JobCgroup {
+  std::string dir;
+  UniqueFd kill;    // cgroup.kill: one write kills every process inside
+  UniqueFd events;  // cgroup.events: the sentinel waits on it for the cgroup to empty
+  UniqueFd procs;   // cgroup.procs: a vforked child joins by writing "0"
+};
+
+// Creates the job cgroup and opens its control files; nullopt (and no directory left behind)
+// when any of them is missing (no cgroup.kill before Linux 5.14) or not accessible.
+std::optional<JobCgroup> OpenJobCgroup() {
+  std::optional<std::string> dir = CreateJobCgroup();
+  if (!dir) return std::nullopt;
+  {
+    JobCgroup cgroup{*dir, OpenControl(*dir, "cgroup.kill", O_WRONLY),
+                     OpenControl(*dir, "cgroup.events", O_RDONLY),
+                     OpenControl(*dir, "cgroup.procs", O_WRONLY)};
+    if (cgroup.kill && cgroup.events && cgroup.procs) return cgroup;
+  }  // whatever was opened is closed before the directory goes
+  ::rmdir(dir->c_str());
+  return std::nullopt;
 }
 
 }  // namespace
 
 std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
   std::unique_ptr<JobSentinel> sentinel(new JobSentinel());
-  int fds[2];
-  posix::SeqpacketPair(fds);
-  sentinel->socket_fd_ = fds[0];
-
-  int events_fd = -1;
-  std::optional<std::string> dir;
-  if (options.use_cgroup) dir = CreateJobCgroup();
-  if (dir) {
-    sentinel->kill_fd_ = OpenControl(*dir, "cgroup.kill", O_WRONLY);
-    events_fd = OpenControl(*dir, "cgroup.events", O_RDONLY);
-    sentinel->procs_fd_ = OpenControl(*dir, "cgroup.procs", O_WRONLY);
-    if (sentinel->kill_fd_ < 0 || events_fd < 0 || sentinel->procs_fd_ < 0) {
-      // No cgroup.kill (Linux < 5.14) or no access: process groups only.
-      posix::CloseFd(sentinel->kill_fd_);
-      posix::CloseFd(events_fd);
-      posix::CloseFd(sentinel->procs_fd_);
-      sentinel->kill_fd_ = events_fd = sentinel->procs_fd_ = -1;
-      ::rmdir(dir->c_str());
-      dir.reset();
-    }
+  auto [agent_end, sentinel_end] = posix::SeqpacketPair();
+  sentinel->socket_fd_ = std::move(agent_end);
+  std::optional<JobCgroup> cgroup;
+  if (options.use_cgroup) cgroup = OpenJobCgroup();
+  if (cgroup) {
+    sentinel->cgroup_path_ = cgroup->dir;
+    sentinel->kill_fd_ = std::move(cgroup->kill);
+    sentinel->procs_fd_ = std::move(cgroup->procs);
   }
-  if (dir) sentinel->cgroup_path_ = *dir;
 
   posix::SentinelPlan plan;
-  plan.socket_fd = fds[1];
-  plan.cgroup_kill_fd = sentinel->kill_fd_;
-  plan.cgroup_events_fd = events_fd;
-  plan.cgroup_dir = dir ? sentinel->cgroup_path_.c_str() : nullptr;
+  plan.socket_fd = sentinel_end.get();
+  plan.cgroup_kill_fd = sentinel->kill_fd_.get();
+  plan.cgroup_events_fd = cgroup ? cgroup->events.get() : -1;
+  plan.cgroup_dir = cgroup ? sentinel->cgroup_path_.c_str() : nullptr;
   plan.agent_pid = ::getpid();
-  try {
-    sentinel->pid_ = posix::SpawnSentinel(plan);
-  } catch (...) {
-    posix::CloseFd(fds[1]);
-    posix::CloseFd(events_fd);
-    throw;
-  }
-  sentinel->pidfd_ = posix::PidfdOpen(sentinel->pid_);  // -1 on Linux < 5.3
-  posix::CloseFd(fds[1]);
-  posix::CloseFd(events_fd);
+  // If the fork fails, every descriptor above is closed by its owner on the way out.
+  sentinel->pid_ = posix::SpawnSentinel(plan);
+  sentinel->pidfd_ = posix::PidfdOpen(sentinel->pid_).fd;  // empty on Linux < 5.3
+  // The sentinel has its own copies; the agent keeps only its end of the socket.
+  sentinel_end.reset();
+  if (cgroup) cgroup->events.reset();
 
-  // Probe that processes may really be put into the job cgroup (delegation, the "no internal
-  // processes" rule). Where clone3(CLONE_INTO_CGROUP) exists, a throwaway child born inside
-  // answers, and workers are born there too. Otherwise move the sentinel in and back out.
-  std::optional<bool> born_inside;
-  if (dir) {
-    sentinel->dir_fd_ = ::open(dir->c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (sentinel->dir_fd_ >= 0) born_inside = posix::ProbeCloneIntoCgroup(sentinel->dir_fd_);
-    if (born_inside != true) {
-      posix::CloseFd(sentinel->dir_fd_);
-      sentinel->dir_fd_ = -1;
-    }
-  }
-  if (dir && !born_inside) {
-    std::string pid = std::to_string(sentinel->pid_);
-    std::optional<std::string> home = OwnCgroupDir();
-    bool moved_in = posix::WriteFile(*dir + "/cgroup.procs", pid);
-    bool moved_back = moved_in && home && posix::WriteFile(*home + "/cgroup.procs", pid);
-    if (!moved_back) {
-      // The sentinel removes the (empty) directory when it exits; we just stop using it.
-      posix::CloseFd(sentinel->procs_fd_);
-      sentinel->procs_fd_ = -1;
-      posix::CloseFd(sentinel->kill_fd_);
-      sentinel->kill_fd_ = -1;
-      sentinel->cgroup_path_.clear();
-      if (moved_in) {
-        // Stuck inside: the sentinel would kill itself with the cgroup; start without it.
-        posix::SignalChild(sentinel->pid_, sentinel->pidfd_, SIGKILL);
-        posix::WaitChildExit(sentinel->pid_, sentinel->pidfd_, 1000);
-        ::rmdir(dir->c_str());
-        JobSentinelOptions fallback = options;
-        fallback.use_cgroup = false;
-        return Start(fallback);
-      }
-    }
-  }
-  if (born_inside == false) {  // the cgroup refuses newcomers: process groups only
-    posix::CloseFd(sentinel->procs_fd_);
-    sentinel->procs_fd_ = -1;
-    posix::CloseFd(sentinel->kill_fd_);
-    sentinel->kill_fd_ = -1;
-    sentinel->cgroup_path_.clear();
+  if (cgroup && !sentinel->ProbeCgroup()) {
+    // Stuck inside: the sentinel would kill itself with the cgroup; start without it.
+    posix::SignalChild(sentinel->pid_, sentinel->pidfd_.get(), SIGKILL);
+    posix::WaitChildExit(sentinel->pid_, sentinel->pidfd_.get(), 1000);
+    ::rmdir(cgroup->dir.c_str());
+    JobSentinelOptions fallback = options;
+    fallback.use_cgroup = false;
+    return Start(fallback);
   }
   return sentinel;
 }
 
+// Probes that processes may really be put into the job cgroup (delegation, the "no internal
+// processes" rule). Where clone3(CLONE_INTO_CGROUP) exists, a throwaway child born inside
+// answers, and workers are born there too. Otherwise the sentinel is moved in and back out.
+// Returns false only when the sentinel could be moved in but not out again.
+bool JobSentinel::ProbeCgroup() {
+  std::optional<bool> born_inside;
+  dir_fd_.reset(::open(cgroup_path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd_) born_inside = posix::ProbeCloneIntoCgroup(dir_fd_.get());
+  if (born_inside != true) dir_fd_.reset();
+  if (born_inside.has_value()) {
+    if (!*born_inside) DropCgroup();  // the cgroup refuses newcomers: process groups only
+    return true;
+  }
+  const std::string pid = std::to_string(pid_);
+  const std::optional<std::string> home = OwnCgroupDir();
+  const bool moved_in = posix::WriteFile(cgroup_path_ + "/cgroup.procs", pid);
+  const bool moved_back = moved_in && home && posix::WriteFile(*home + "/cgroup.procs", pid);
+  if (moved_back) return true;
+  // The sentinel removes the (empty) directory when it exits; we just stop using it.
+  DropCgroup();
+  return !moved_in;
+}
+
+void JobSentinel::DropCgroup() {
+  procs_fd_.reset();
+  kill_fd_.reset();
+  cgroup_path_.clear();
+}
+
 JobSentinel::~JobSentinel() {
   Send(posix::kSentinelQuit, 0);
-  posix::CloseFd(socket_fd_);
-  if (!posix::WaitChildExit(pid_, pidfd_, 3000)) {
-    posix::SignalChild(pid_, pidfd_, SIGKILL);
-    posix::WaitChildExit(pid_, pidfd_, 1000);
+  // Closed before waiting: should the Quit not have fit, EOF still ends the sentinel's loop.
+  socket_fd_.reset();
+  if (!posix::WaitChildExit(pid_, pidfd_.get(), 3000)) {
+    posix::SignalChild(pid_, pidfd_.get(), SIGKILL);
+    posix::WaitChildExit(pid_, pidfd_.get(), 1000);
   }
-  posix::CloseFd(pidfd_);
-  posix::CloseFd(procs_fd_);
-  posix::CloseFd(dir_fd_);
-  posix::CloseFd(kill_fd_);
-  if (!cgroup_path_.empty()) ::rmdir(cgroup_path_.c_str());  // normally gone already
+  if (cgroup_path_.empty()) return;
+  // Our handles on the cgroup go before the directory does.
+  procs_fd_.reset();
+  dir_fd_.reset();
+  kill_fd_.reset();
+  ::rmdir(cgroup_path_.c_str());  // normally removed by the sentinel already
 }
 
 bool JobSentinel::Watch(pid_t pgid) { return Send(posix::kSentinelWatch, pgid); }
 bool JobSentinel::Forget(pid_t pgid) { return Send(posix::kSentinelForget, pgid); }
 
 void JobSentinel::KillCgroup() {
-  if (kill_fd_ < 0) return;
-  (void)!::write(kill_fd_, "1", 1);
+  if (!kill_fd_) return;
+  (void)WriteSome(kill_fd_.get(), "1");
   // Seen on Linux 6.18: once a cgroup has been killed, every child later born into it with
   // CLONE_INTO_CGROUP is SIGKILLed at birth (its kill sequence is compared with the parent's
   // cgroup, not the target's). Restarted workers therefore join by migration.
-  posix::CloseFd(dir_fd_);
-  dir_fd_ = -1;
+  dir_fd_.reset();
 }
 
 bool JobSentinel::Send(char op, pid_t value) {
-  return posix::SendSentinelMessage(socket_fd_, posix::SentinelMessage{op, value});
+  return posix::SendSentinelMessage(socket_fd_.get(), posix::SentinelMessage{op, value});
 }
 
 }  // namespace cpplaunch

@@ -25,12 +25,14 @@
 // why not process groups alone: grandchildren that daemonize escape them.
 //
 // Threads: not thread-safe; use from the agent's loop thread. No method blocks except Start()
-// (one fork and a short handshake) and the destructor (waits up to 1 s for the sentinel).
+// (one fork and a short handshake) and the destructor (waits up to 4 s for the sentinel).
 
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
+
+#include "base/unique_fd.h"
 
 namespace cpplaunch {
 
@@ -45,7 +47,8 @@ class JobSentinel {
   static std::unique_ptr<JobSentinel> Start(JobSentinelOptions options = {});
 
   // Clean shutdown: the sentinel exits without killing anything; the job cgroup is removed
-  // (it is empty after the agent's final StopAll). Reaps the sentinel, waiting up to 1 s.
+  // (it is empty after the agent's final StopAll). Reaps the sentinel, waiting up to 3 s, then
+  // SIGKILLs it and waits up to 1 s more.
   ~JobSentinel();
   JobSentinel(const JobSentinel&) = delete;
   JobSentinel& operator=(const JobSentinel&) = delete;
@@ -62,24 +65,26 @@ class JobSentinel {
 
   // Write end of the job cgroup's cgroup.procs (close-on-exec) for children to join it by
   // writing "0"; -1 without a cgroup.
-  int cgroup_procs_fd() const { return procs_fd_; }
+  int cgroup_procs_fd() const { return procs_fd_.get(); }
   // The job cgroup's directory (O_PATH, close-on-exec) when children can be born inside it
   // with clone3(CLONE_INTO_CGROUP) (Linux >= 5.7); -1 otherwise (join by cgroup_procs_fd).
-  int cgroup_dir_fd() const { return dir_fd_; }
-  bool has_cgroup() const { return procs_fd_ >= 0; }
+  int cgroup_dir_fd() const { return dir_fd_.get(); }
+  bool has_cgroup() const { return procs_fd_.valid(); }
   const std::string& cgroup_path() const { return cgroup_path_; }  // empty without a cgroup
   pid_t pid() const { return pid_; }
 
  private:
   JobSentinel() = default;
   bool Send(char op, pid_t value);
+  bool ProbeCgroup();  // false: the sentinel is stuck inside the job cgroup
+  void DropCgroup();   // stops using the job cgroup (process groups only)
 
   pid_t pid_ = -1;
-  int pidfd_ = -1;      // the sentinel's pidfd: its pid may be reused once someone reaps it
-  int socket_fd_ = -1;  // the agent's end
-  int procs_fd_ = -1;
-  int dir_fd_ = -1;
-  int kill_fd_ = -1;
+  UniqueFd pidfd_;      // the sentinel's pidfd: its pid may be reused once someone reaps it
+  UniqueFd socket_fd_;  // the agent's end
+  UniqueFd procs_fd_;
+  UniqueFd dir_fd_;
+  UniqueFd kill_fd_;
   std::string cgroup_path_;
 };
 

@@ -19,6 +19,8 @@
 #include <fstream>
 #include <system_error>
 
+#include "base/fd_io.h"
+
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
@@ -28,15 +30,10 @@ namespace {
 
 // ---- Helpers that run in a forked child: async-signal-safe system calls only, no allocation.
 
-void WriteAll(int fd, const char* text) {
-  size_t left = std::strlen(text);
-  while (left > 0) {
-    ssize_t n = ::write(fd, text, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text += n;
-    left -= static_cast<size_t>(n);
-  }
+// base's WriteSome is safe here (write(2) and errno, nothing else). It gives up on a full
+// non-blocking descriptor instead of waiting: a child that cannot report must still exit.
+void WriteText(int fd, const char* text) {
+  (void)WriteSome(fd, std::string_view(text, std::strlen(text)));
 }
 
 // Formats a non-negative number into `buf` (at least 12 bytes).
@@ -51,8 +48,8 @@ const char* FormatNumber(long value, char* buf) {
   return p;
 }
 
-// glibc's message table: no locale, no allocation (unlike strerror).
-const char* ErrorText(int err) {
+// glibc's message table: no locale, no allocation (unlike strerror and base's ErrorText).
+const char* ChildErrorText(int err) {
   const char* text = ::strerrordesc_np(err);
   return text != nullptr ? text : "unknown error";
 }
@@ -107,10 +104,10 @@ void Append(char* buf, size_t size, size_t* pos, const char* text) {
     Append(line, sizeof(line), &pos, what);
     Append(line, sizeof(line), &pos, ": ");
   }
-  Append(line, sizeof(line), &pos, ErrorText(err));
+  Append(line, sizeof(line), &pos, ChildErrorText(err));
   line[pos++] = '\n';
   line[pos] = '\0';
-  WriteAll(err_fd, line);
+  WriteText(err_fd, line);
   ::_exit(code);
 }
 
@@ -119,7 +116,8 @@ int Lift(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
 
 [[noreturn]] void ChildMain(const ChildPlan& plan, pid_t parent, bool born_in_cgroup) {
   // Join the job cgroup first, so that nothing this child ever starts is outside it.
-  if (!born_in_cgroup && plan.cgroup_procs_fd >= 0) (void)!::write(plan.cgroup_procs_fd, "0", 1);
+  // "0" means "the writer": the kernel moves this process, whatever its pid.
+  if (!born_in_cgroup && plan.cgroup_procs_fd >= 0) (void)WriteSome(plan.cgroup_procs_fd, "0");
   // Own session and process group: the agent addresses the worker and its descendants as one
   // group, and a terminal's Ctrl-C reaches only the agent, which forwards it.
   ::setsid();
@@ -240,10 +238,10 @@ void SentinelSetup(const SentinelPlan& plan) {
   bool clean = false;
   for (;;) {
     SentinelMessage message{};
-    ssize_t n = ::recv(plan.socket_fd, &message, sizeof(message), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // EOF: the agent is gone
-    if (n != static_cast<ssize_t>(sizeof(message))) continue;
+    // SOCK_SEQPACKET keeps message boundaries: one recv is one whole message (or EOF).
+    const IoResult r = RecvSome(plan.socket_fd, reinterpret_cast<char*>(&message), sizeof(message));
+    if (!r.ok()) break;  // EOF: the agent is gone (the kernel closed its end, however it died)
+    if (r.bytes != sizeof(message)) continue;
     if (message.op == kSentinelQuit) {
       clean = true;
       break;
@@ -261,14 +259,14 @@ void SentinelSetup(const SentinelPlan& plan) {
     bool leader = ::kill(watched[i], SIGKILL) == 0;
     if (group || leader) ++killed;
   }
-  if (plan.cgroup_kill_fd >= 0) (void)!::write(plan.cgroup_kill_fd, "1", 1);
+  if (plan.cgroup_kill_fd >= 0) (void)WriteSome(plan.cgroup_kill_fd, "1");
   if (!clean) {
     char a[12], b[12];
-    WriteAll(2, "cpplaunch: agent (pid ");
-    WriteAll(2, FormatNumber(plan.agent_pid, a));
-    WriteAll(2, ") died; its sentinel killed ");
-    WriteAll(2, FormatNumber(killed, b));
-    WriteAll(2, " worker process group(s) and the job cgroup\n");
+    WriteText(2, "cpplaunch: agent (pid ");
+    WriteText(2, FormatNumber(plan.agent_pid, a));
+    WriteText(2, ") died; its sentinel killed ");
+    WriteText(2, FormatNumber(killed, b));
+    WriteText(2, " worker process group(s) and the job cgroup\n");
   }
   if (plan.cgroup_dir != nullptr) {
     if (plan.cgroup_events_fd >= 0) WaitCgroupEmpty(plan.cgroup_events_fd, 2000);
@@ -278,10 +276,6 @@ void SentinelSetup(const SentinelPlan& plan) {
 }
 
 }  // namespace
-
-void ThrowSystemError(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
 
 // Without a job cgroup to be born into (none writable, Linux < 5.7, or after cgroup.kill):
 // vfork, not fork: the child borrows the agent's memory until execve instead of copying its
@@ -319,7 +313,7 @@ pid_t SpawnChild(const ChildPlan& plan) {
       if (pid == 0) ChildMain(plan, parent, false);
     }
   }
-  if (pid < 0) ThrowSystemError("fork");
+  if (pid < 0) ThrowLastError("fork");
   return pid;
 }
 
@@ -351,7 +345,14 @@ std::vector<std::string> ExecCandidates(const std::string& program, const char* 
   return candidates;
 }
 
-int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+bool OpenedPidfd::unsupported() const { return error == ENOSYS; }
+
+OpenedPidfd PidfdOpen(pid_t pid) {
+  OpenedPidfd opened;
+  opened.fd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!opened.fd) opened.error = LastError();
+  return opened;
+}
 
 std::optional<WorkerExit> TryReapPidfd(int pidfd) {
   siginfo_t info{};
@@ -382,7 +383,7 @@ bool GroupExists(pid_t pgid) { return pgid > 1 && (::kill(-pgid, 0) == 0 || errn
 pid_t ProcessGroupOf(pid_t pid) { return ::getpgid(pid); }
 
 void BecomeSubreaper() {
-  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) ThrowSystemError("prctl(PR_SET_CHILD_SUBREAPER)");
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) ThrowLastError("prctl(PR_SET_CHILD_SUBREAPER)");
 }
 
 std::vector<pid_t> ChildrenOfSelf() {
@@ -436,14 +437,16 @@ pid_t SpawnSentinel(const SentinelPlan& plan) {
     pid = ::fork();
     if (pid == 0) SentinelMain(plan);
   }
-  if (pid < 0) ThrowSystemError("fork (sentinel)");
+  if (pid < 0) ThrowLastError("fork (sentinel)");
   return pid;
 }
 
-void SeqpacketPair(int fds[2]) {
+std::pair<UniqueFd, UniqueFd> SeqpacketPair() {
+  int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
-    ThrowSystemError("socketpair");
+    ThrowLastError("socketpair");
   }
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
 bool SendSentinelMessage(int fd, const SentinelMessage& message) {
@@ -455,17 +458,9 @@ bool SendSentinelMessage(int fd, const SentinelMessage& message) {
 }
 
 bool WriteFile(const std::string& path, const std::string& text) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = ::write(fd, text.data(), text.size());
-  int saved = errno;
-  ::close(fd);
-  errno = saved;
-  return n == static_cast<ssize_t>(text.size());
-}
-
-void CloseFd(int fd) {
-  if (fd >= 0) ::close(fd);
+  const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+  // A cgroup control file takes or refuses the whole write at once (e.g. EBUSY, EACCES).
+  return fd && WriteSome(fd.get(), text).ok();
 }
 
 }  // namespace cpplaunch::posix

@@ -3,20 +3,22 @@
 // and the sentinel's body. Nothing else in launcher/ forks, waits, kills or reads errno for
 // processes. Thin, stateless wrappers; the policy lives in the callers.
 //
-// Errors: functions documented as throwing raise std::system_error(errno, ..., "<call>: ...");
-// the others return a value the caller must inspect.
+// Descriptors this layer creates are returned as UniqueFd (base/unique_fd.h); descriptors it is
+// given are borrowed. Errors: functions documented as throwing raise std::system_error
+// (base/fd_io.h's ThrowLastError, "<call>: <errno text>"); the others return a value the caller
+// must inspect. Callers never read errno.
 
 #include <sys/types.h>
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "launcher/process/worker_exit.h"
 
 namespace cpplaunch::posix {
-
-[[noreturn]] void ThrowSystemError(const std::string& what);  // uses the current errno
 
 // Everything the child needs between fork and exec, prepared in the parent so that the child
 // allocates nothing (only async-signal-safe calls run after fork).
@@ -52,8 +54,14 @@ pid_t SpawnChild(const ChildPlan& plan);
 // "/bin:/usr/bin" is used). Pure.
 std::vector<std::string> ExecCandidates(const std::string& program, const char* path_value);
 
-// pidfd_open(2) via syscall; returns -1 (errno set) when unsupported or the pid is gone.
-int PidfdOpen(pid_t pid);
+// pidfd_open(2) via syscall. On failure `fd` is empty and `error` holds the errno value:
+// ENOSYS when the kernel has no pidfds (Linux < 5.3; unsupported()), ESRCH when the pid is gone.
+struct OpenedPidfd {
+  UniqueFd fd;
+  int error = 0;
+  bool unsupported() const;
+};
+OpenedPidfd PidfdOpen(pid_t pid);
 
 // Reaps the child behind `pidfd` if it has exited (waitid(P_PIDFD, WNOHANG)). nullopt when it
 // is still running or was already reaped elsewhere (ECHILD).
@@ -118,13 +126,12 @@ struct SentinelPlan {
 // every watched process group (and the cgroup), removes the cgroup and exits. Throws.
 pid_t SpawnSentinel(const SentinelPlan& plan);
 
-// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC). Throws.
-void SeqpacketPair(int fds[2]);
+// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC): two connected ends. Throws.
+std::pair<UniqueFd, UniqueFd> SeqpacketPair();
 // Sends one message without blocking and without SIGPIPE; false if the peer is gone or full.
 bool SendSentinelMessage(int fd, const SentinelMessage& message);
 
-// Writes `text` to the file `path` (cgroup control files). false with errno set on failure.
+// Writes `text` to the existing file `path` (cgroup control files); false on any failure.
 bool WriteFile(const std::string& path, const std::string& text);
-void CloseFd(int fd);  // ignores -1
 
 }  // namespace cpplaunch::posix

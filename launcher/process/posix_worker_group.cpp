@@ -7,7 +7,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <cerrno>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -150,12 +149,13 @@ class PosixWorkerGroup final : public WorkerGroup {
 
   void WatchPidfd(pid_t pid, Worker& worker) {
     if (!options_.use_pidfd || !pidfd_supported_) return;
-    int fd = posix::PidfdOpen(pid);
-    if (fd < 0) {
-      if (errno == ENOSYS) pidfd_supported_ = false;  // SIGCHLD alone from now on
+    posix::OpenedPidfd opened = posix::PidfdOpen(pid);
+    if (!opened.fd) {
+      if (opened.unsupported()) pidfd_supported_ = false;  // SIGCHLD alone from now on
       return;  // ESRCH cannot happen for an unreaped child; SIGCHLD covers it anyway
     }
-    worker.pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, fd);
+    // The stream_descriptor adopts the pidfd and closes it when the worker is reported.
+    worker.pidfd = std::make_unique<asio::posix::stream_descriptor>(io_, opened.fd.release());
     ArmPidfd(pid, worker);
   }
 
