@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "rendezvous/text_record.h"
 
 namespace cpplaunch {
@@ -16,15 +17,12 @@ std::string Join(const std::vector<std::string>& items) {
   return out;
 }
 
-std::vector<std::string> Split(std::string_view text) {
-  std::vector<std::string> items;
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    items.emplace_back(text.substr(0, comma));
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return items;
+// The items of a list written by Join: the comma pieces without a trailing empty one, so that
+// an empty text is an empty list (and "a," reads as {"a"}, as records have always been read).
+std::vector<std::string> ParseList(std::string_view text) {
+  std::vector<std::string_view> pieces = Split(text, ',');
+  if (pieces.back().empty()) pieces.pop_back();
+  return {pieces.begin(), pieces.end()};
 }
 
 void InsertSorted(std::vector<std::string>* list, const std::string& item) {
@@ -162,8 +160,8 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
   state.max_nodes = static_cast<int>(max_nodes);
   state.complete = complete != 0;
   state.closed = closed != 0;
-  state.participants = Split(fields->Text("participants"));
-  state.wait_list = Split(fields->Text("wait_list"));
+  state.participants = ParseList(fields->Text("participants"));
+  state.wait_list = ParseList(fields->Text("wait_list"));
   state.closed_reason = fields->Text("closed_reason");
   return state;
 }

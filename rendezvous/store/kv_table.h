@@ -117,6 +117,9 @@ class KvTable {
 
 // Parses `text` as C++ std::stoll does (leading whitespace, optional sign, decimal digits,
 // trailing junk ignored; stops at a NUL). nullopt when there are no digits or it overflows.
+// Not base/text's ParsePythonInt on purpose: PyTorch's server reads an ADD counter with
+// std::stoll, so "12abc" counts as 12 and "1_000" as 1 here, where Python's int() refuses both;
+// a store that must answer ADD exactly as PyTorch's needs PyTorch's rule.
 std::optional<int64_t> ParseStoll(std::string_view text);
 
 }  // namespace cpplaunch

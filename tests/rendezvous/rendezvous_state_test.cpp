@@ -54,6 +54,18 @@ TEST_CASE("Rendezvous state survives an encode/decode round trip", "[rendezvous]
   CHECK(*decoded == state);
 }
 
+TEST_CASE("Empty participant and wait lists decode as empty, not as one empty id",
+          "[rendezvous][state]") {
+  RendezvousState state;
+  state.participants = {};
+  state.wait_list = {"a"};
+  std::string error;
+  auto decoded = RendezvousState::Decode(state.Encode(), &error);
+  REQUIRE(decoded);
+  CHECK(decoded->participants.empty());
+  CHECK(decoded->wait_list == std::vector<std::string>{"a"});
+}
+
 TEST_CASE("Rendezvous state decoding rejects garbage", "[rendezvous][state]") {
   std::string error;
   CHECK_FALSE(RendezvousState::Decode("Y2FuaW1hZGFt", &error));
