@@ -79,6 +79,9 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
 asio::awaitable<bool> WaitForKeys(AsyncStoreClient& client, std::vector<std::string> keys,
                                   Clock::time_point deadline, std::chrono::milliseconds interval,
                                   std::function<asio::awaitable<void>()> on_tick) {
+  // WAIT in slices of `interval` so that on_tick can report (and look at the store) between
+  // them. Once the deadline has passed, one CHECK decides, so keys that arrived just as the last
+  // slice ended still count.
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) co_return co_await client.Check(keys);
@@ -89,6 +92,8 @@ asio::awaitable<bool> WaitForKeys(AsyncStoreClient& client, std::vector<std::str
 
 asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client, const std::string& run_id,
                                           int64_t round, RoundEnd notice) {
+  // COMPARE_SET against "" writes only where no notice exists yet, in one step: when several
+  // agents fail at once exactly one notice wins, and every agent reports that same (first) cause.
   std::string mine = notice.Encode();
   Bytes stored = co_await client.CompareSet(EndKey(run_id, round), "", mine);
   if (stored == mine) co_return notice;
@@ -100,6 +105,9 @@ asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client, const std::s
 
 asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::string& run_id,
                                       int64_t round) {
+  // The previous round's worker keys (their own store barriers and counters) would mislead the
+  // new round's workers; the agents' keys under cpplaunch/ carry the rendezvous and stay. The go
+  // key is written last, so no agent starts workers before the store is clean.
   const std::string agents = "cpplaunch/";
   for (const auto& key : co_await client.ListKeys()) {
     if (key.compare(0, agents.size(), agents) != 0) co_await client.DeleteKey(key);

@@ -50,6 +50,9 @@ bool TextRecord::GetInteger(std::string_view key, Int* out, std::string* error) 
     *error = what_ + " is missing '" + std::string(key) + "'";
     return false;
   }
+  // from_chars, not base/text's ParsePythonInt: AddInt writes std::to_string's form, so an
+  // optional '-' and digits is the only valid spelling; a '+', spaces or '_' mean the record
+  // was not written by an agent, and it is refused rather than guessed at.
   const std::string& text = it->second;
   Int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);

@@ -6,6 +6,8 @@
 namespace cpplaunch {
 namespace {
 
+// Only text that cannot be a host name or IP literal is refused here; whether the name resolves
+// is found out when it is used, with a message that names the lookup.
 bool ValidHost(std::string_view host) {
   return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
@@ -13,6 +15,8 @@ bool ValidHost(std::string_view host) {
   });
 }
 
+// torchrun's rule (_try_parse_port: ^[0-9]{1,5}$): plain digits only. Not base/text's
+// ParsePythonInt, which would also take a sign, spaces and underscores ("+80", " 80", "8_0").
 std::optional<int> ParsePort(std::string_view text) {
   if (text.empty() || text.size() > 5) return std::nullopt;
   int port = 0;
@@ -35,6 +39,7 @@ std::optional<Endpoint> ParseEndpoint(std::string_view text, std::string* error)
   Endpoint ep;
   std::string_view port_text;
   bool has_port = false;
+  // Brackets are looked at first: inside them an IPv6 literal's own colons are not separators.
   if (!text.empty() && text.front() == '[') {
     size_t close = text.find(']');
     if (close == std::string_view::npos) {

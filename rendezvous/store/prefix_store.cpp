@@ -27,6 +27,8 @@ void PrefixStore::Wait(const std::vector<std::string>& keys, std::chrono::millis
   inner_.Wait(Join(keys), timeout);
 }
 bool PrefixStore::DeleteKey(const std::string& key) { return inner_.DeleteKey(Join(key)); }
+// The protocol has no per-prefix count (GETNUMKEYS counts the whole store), and c10d's
+// PrefixStore forwards the call unchanged as well.
 int64_t PrefixStore::NumKeys() { return inner_.NumKeys(); }
 
 }  // namespace cpplaunch
