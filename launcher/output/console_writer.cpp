@@ -1,7 +1,6 @@
 #include "launcher/output/console_writer.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,24 +8,29 @@
 #include <cerrno>
 #include <utility>
 
+#include "base/fd_io.h"
+#include "base/unique_fd.h"
+
 namespace cpplaunch {
 namespace {
 
 // How long a blocking-mode write waits when someone else made the shared description
 // non-blocking and the console is full; after that the chunk is dropped.
-constexpr int kBlockingStallMs = 2000;
+constexpr std::chrono::milliseconds kBlockingStall{2000};
 
 // Terminals and pipes can stall forever and are pollable: they get a private non-blocking
 // description. Re-opening /proc/self/fd/N creates a new open file description, so
 // O_NONBLOCK does not leak to the parent shell or to workers sharing fd N. Regular files
 // are excluded on purpose: a second description would have its own file offset.
-int OpenPrivateNonBlocking(int fd) {
+// O_NOCTTY: an agent that leads a session without a terminal must not acquire this one as its
+// controlling terminal by opening it.
+UniqueFd OpenPrivateNonBlocking(int fd) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return -1;
+  if (::fstat(fd, &st) != 0) return UniqueFd();
   const bool pollable = S_ISFIFO(st.st_mode) || (S_ISCHR(st.st_mode) && ::isatty(fd) == 1);
-  if (!pollable) return -1;
+  if (!pollable) return UniqueFd();
   const std::string path = "/proc/self/fd/" + std::to_string(fd);
-  return ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  return UniqueFd(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
 }
 
 }  // namespace
@@ -40,11 +44,11 @@ bool ConsoleWriter::SameFile(int fd_a, int fd_b) {
 
 ConsoleWriter::ConsoleWriter(boost::asio::io_context& io, int fd)
     : io_(io), fd_(fd), async_(io), flush_timer_(io) {
-  const int own = OpenPrivateNonBlocking(fd);
-  if (own < 0) return;
+  UniqueFd own = OpenPrivateNonBlocking(fd);
+  if (!own) return;  // not a terminal or pipe, or no /proc: the blocking strategy
   boost::system::error_code ec;
-  async_.assign(own, ec);
-  if (ec) ::close(own);
+  async_.assign(own.get(), ec);
+  if (!ec) own.release();  // async_ closes it from now on; on failure `own` does
 }
 
 ConsoleWriter::~ConsoleWriter() {
@@ -75,38 +79,23 @@ void ConsoleWriter::Write(std::string_view chunk) {
 }
 
 std::size_t ConsoleWriter::WriteNow(std::string_view bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(async_.native_handle(), bytes.data() + done, bytes.size() - done);
-    if (n >= 0) {
-      done += static_cast<std::size_t>(n);
-    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      break;
-    } else if (errno != EINTR) {
-      broken_ = true;  // EPIPE and friends: nobody will ever read this
-      break;
-    }
-  }
-  return done;
+  const IoResult result = WriteSome(async_.native_handle(), bytes);
+  // A full console (kWouldBlock) only means "queue the rest". EPIPE and friends: nobody will
+  // ever read this.
+  if (result.status == IoResult::Status::kError) broken_ = true;
+  return result.bytes;
 }
 
+// The descriptor is normally blocking, so WriteAll never waits. It waits (bounded) only when
+// someone else set O_NONBLOCK on the description we share with the parent shell.
 void ConsoleWriter::WriteBlocking(std::string_view bytes) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
-    if (n >= 0) {
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      pollfd p{fd_, POLLOUT, 0};
-      if (::poll(&p, 1, kBlockingStallMs) > 0) continue;
-    } else {
-      broken_ = true;
-    }
-    dropped_bytes_ += bytes.size();
-    return;
-  }
+  std::size_t written = 0;
+  const int error = WriteAll(fd_, bytes, kBlockingStall, &written);
+  if (error == 0) return;
+  // A stall (ETIMEDOUT) drops this chunk only: a later one may get through. Any other error
+  // means the console is gone.
+  if (error != ETIMEDOUT) broken_ = true;
+  dropped_bytes_ += bytes.size() - written;
 }
 
 void ConsoleWriter::ArmWriteWait() {

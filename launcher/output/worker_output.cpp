@@ -5,70 +5,40 @@
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
-#include <cerrno>
 #include <system_error>
 #include <utility>
+
+#include "base/fd_io.h"
 
 namespace cpplaunch {
 namespace {
 
-// Owns one descriptor until released.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  ~Fd() { Reset(); }
-  int get() const { return fd_; }
-  int Release() { return std::exchange(fd_, -1); }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
-Fd OpenForWriting(const std::filesystem::path& path, bool truncate) {
+UniqueFd OpenForWriting(const std::filesystem::path& path, bool truncate) {
   const int flags = O_WRONLY | O_CLOEXEC | (truncate ? O_CREAT | O_TRUNC : 0);
-  const int fd = ::open(path.c_str(), flags, 0666);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "open " + path.string());
-  return Fd(fd);
+  UniqueFd fd(::open(path.c_str(), flags, 0666));
+  if (!fd) ThrowLastError("open " + path.string());
+  return fd;
 }
 
 struct Pipe {
-  Fd read_end;
-  Fd write_end;
+  UniqueFd read_end;
+  UniqueFd write_end;
 };
 
 Pipe MakePipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw std::system_error(errno, std::generic_category(), "pipe2");
+  if (::pipe2(fds, O_CLOEXEC) != 0) ThrowLastError("pipe2");
+  Pipe pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
   // A bigger pipe means fewer wake-ups for a chatty worker. Refused above
   // /proc/sys/fs/pipe-max-size or the per-user quota: the default 64 KiB works too.
-  (void)::fcntl(fds[1], F_SETPIPE_SZ, WorkerOutput::kPipeCapacity);
-  return Pipe{Fd(fds[0]), Fd(fds[1])};
+  (void)::fcntl(pipe.write_end.get(), F_SETPIPE_SZ, WorkerOutput::kPipeCapacity);
+  return pipe;
 }
 
 // Appends raw bytes to a log file. A full disk must not stop the console copy: on an error
 // the file is closed and the rest of the stream only goes to the console.
-void WriteToFile(Fd& file, std::string_view bytes) {
-  while (file.get() >= 0 && !bytes.empty()) {
-    const ssize_t n = ::write(file.get(), bytes.data(), bytes.size());
-    if (n >= 0) {
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    } else if (errno != EINTR) {
-      file.Reset();
-    }
-  }
+void WriteToFile(UniqueFd& file, std::string_view bytes) {
+  if (file && !WriteSome(file.get(), bytes).ok()) file.reset();
 }
 
 }  // namespace
@@ -76,9 +46,12 @@ void WriteToFile(Fd& file, std::string_view bytes) {
 // One tee'd stream: pipe -> (raw) log file + (prefixed) console.
 class WorkerOutput::Stream {
  public:
-  Stream(WorkerOutput& owner, Fd pipe, Fd file, ConsoleWriter& console, std::string prefix)
+  // The stream_descriptor adopts the pipe's read end; `file` (may be empty) is owned until
+  // Finish().
+  Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, ConsoleWriter& console,
+         std::string prefix)
       : owner_(owner),
-        pipe_(owner.io_, pipe.Release()),
+        pipe_(owner.io_, pipe.release()),
         file_(std::move(file)),
         console_(console),
         prefixer_(std::move(prefix)),
@@ -143,14 +116,14 @@ class WorkerOutput::Stream {
     WriteLines();
     boost::system::error_code ignored;
     pipe_.close(ignored);
-    file_.Reset();
+    file_.reset();
     done_ = true;
     owner_.OnStreamDone();
   }
 
   WorkerOutput& owner_;
   boost::asio::posix::stream_descriptor pipe_;
-  Fd file_;
+  UniqueFd file_;
   ConsoleWriter& console_;
   LinePrefixer prefixer_;
   std::unique_ptr<char[]> buffer_;
@@ -171,13 +144,14 @@ WorkerOutput::WorkerOutput(boost::asio::io_context& io, ConsoleWriter& out, Cons
     : io_(io), out_(out), err_(err), drain_timer_(io) {}
 
 WorkerOutput::~WorkerOutput() {
+  // Handlers still queued on the loop see the expired guard; the descriptors close with their
+  // owners (streams_, child_fds_) after this body.
   alive_.reset();
-  for (int fd : child_fds_) ::close(fd);
 }
 
 ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
   // Everything is built first and committed at the end, so a failure leaks nothing.
-  std::vector<Fd> child_ends;
+  std::vector<UniqueFd> child_ends;
   std::vector<std::unique_ptr<Stream>> new_streams;
   auto open_one = [&](StreamRoute route, const std::filesystem::path& log,
                       ConsoleWriter& console) -> int {
@@ -192,7 +166,7 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
         break;
       case StreamRoute::kTee: {
         Pipe pipe = MakePipe();
-        Fd file = log.empty() ? Fd() : OpenForWriting(log, true);
+        UniqueFd file = log.empty() ? UniqueFd() : OpenForWriting(log, true);
         new_streams.push_back(std::make_unique<Stream>(*this, std::move(pipe.read_end),
                                                        std::move(file), console, streams.prefix));
         child_ends.push_back(std::move(pipe.write_end));
@@ -204,7 +178,7 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
   ChildStdio stdio;
   stdio.stdout_fd = open_one(streams.stdout_route, streams.stdout_log, out_);
   stdio.stderr_fd = open_one(streams.stderr_route, streams.stderr_log, err_);
-  for (Fd& fd : child_ends) child_fds_.push_back(fd.Release());
+  for (UniqueFd& fd : child_ends) child_fds_.push_back(std::move(fd));
   for (auto& stream : new_streams) streams_.push_back(std::move(stream));
   return stdio;
 }
@@ -214,7 +188,6 @@ void WorkerOutput::Start() {
   started_ = true;
   // The write ends now live in the children: only they keep the pipes open, so EOF means
   // "every process holding it is gone".
-  for (int fd : child_fds_) ::close(fd);
   child_fds_.clear();
   for (auto& stream : streams_) stream->Read();
 }

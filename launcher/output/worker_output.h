@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/unique_fd.h"
 #include "launcher/output/console_writer.h"
 #include "launcher/output/line_prefixer.h"
 
@@ -102,7 +103,7 @@ class WorkerOutput {
   ConsoleWriter& out_;
   ConsoleWriter& err_;
   std::vector<std::unique_ptr<Stream>> streams_;
-  std::vector<int> child_fds_;  // the agent's copies of child-side fds, closed by Start()
+  std::vector<UniqueFd> child_fds_;  // the agent's copies of child-side fds, closed by Start()
   boost::asio::steady_timer drain_timer_;
   std::function<void()> drained_;
   std::chrono::steady_clock::time_point drain_start_;
