@@ -61,6 +61,9 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
                                  deadline, settings_.progress_interval, settings_.progress);
     CompleteSelf(client_, &settings_);
   }
+  // The node record and the heartbeat counter exist before this node can be a participant:
+  // the others read every participant's record, and the job channel counts a counter that never
+  // appears as a lost peer.
   if (!published_) {
     std::vector<std::string> keys{NodeKey(self.node_id),
                                   rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};

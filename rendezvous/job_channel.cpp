@@ -40,6 +40,8 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   Settings settings;
   RendezvousResult round;
   EndHandler on_end;
+  // Three connections because a client runs one operation at a time: the WAIT on the end key
+  // holds its connection for the whole round, and heartbeats must not queue behind a barrier.
   AsyncStoreClient watch;    // holds the WAIT on the end key
   AsyncStoreClient beat;     // heartbeats and the others' counters
   AsyncStoreClient control;  // EndRound, ExitBarrier, Depart
@@ -53,6 +55,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   }
   const NodeInfo& self() const { return round.nodes.at(round.group_rank); }
 
+  // The watch, the heartbeats and EndRound may all see the same end; only the first is handed on.
   void Deliver(const RoundEnd& notice) {
     if (ended || stopped) return;
     ended = true;
@@ -71,6 +74,8 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     return notice;
   }
 
+  // The loops run detached: self_ref keeps this state alive until they return, even when the
+  // JobChannel is destroyed first (Stop() closes the clients, which ends them).
   asio::awaitable<void> WatchLoop() {
     auto self_ref = shared_from_this();
     try {
@@ -122,6 +127,8 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
             last[i] = values[i];
             changed[i] = now;
           } else if (judging_peers && now - changed[i] >= limit - tick) {
+            // Counters are read once a tick; judging a tick early keeps the report within the
+            // limit instead of up to a tick after it.
             co_await ReportLost(ranks[i], now - changed[i]);
             co_return;
           }
@@ -184,6 +191,7 @@ JobChannel::Task<bool> JobChannel::ExitBarrier(std::chrono::milliseconds timeout
   }
   std::vector<std::string> keys{state->RoundKey("barrier_done")};
   const bool passed = co_await state->control.Wait(std::move(keys), timeout);
+  // Past the barrier every agent may exit, so a silent peer is no longer a lost one.
   if (passed) state->judging_peers = false;
   co_return passed;
 }
@@ -192,6 +200,8 @@ JobChannel::Task<void> JobChannel::Depart(std::chrono::milliseconds linger) {
   auto state = state_;
   const int others = state->round.group_world_size() - 1;
   if (others <= 0) co_return;
+  // The agent hosting the store waits (up to `linger`) for the others to leave, since its exit
+  // takes the store away from under them; the last one to leave sets all_left.
   try {
     if (state->settings.hosts_store) {
       std::vector<std::string> keys{state->RoundKey("all_left")};

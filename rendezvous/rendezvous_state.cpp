@@ -25,6 +25,8 @@ std::vector<std::string> ParseList(std::string_view text) {
   return {pieces.begin(), pieces.end()};
 }
 
+// Participants are kept sorted: a node's rank is its index, so every agent derives the same
+// ranks from the same state whatever the order in which the nodes joined.
 void InsertSorted(std::vector<std::string>* list, const std::string& item) {
   auto at = std::lower_bound(list->begin(), list->end(), item);
   if (at == list->end() || *at != item) list->insert(at, item);
@@ -39,6 +41,8 @@ std::string NnodesText(int min_nodes, int max_nodes) {
   return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
 }
 
+// Every write bumps the version: the driver's COMPARE_SET against the text it read then fails
+// for whichever of two concurrent writers comes second, and waiters wake on version + 1.
 JoinDecision Write(RendezvousState next) {
   ++next.version;
   JoinDecision decision;
@@ -116,6 +120,9 @@ JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me)
   if (static_cast<int>(state.participants.size()) >= state.max_nodes) {
     return Wait(state, 0);  // full: wait for a slot without forcing a restart
   }
+  // A late node joins the wait list, not the complete round, whose ranks are already handed out;
+  // the driver then announces it, which ends the running round (a membership change), and the
+  // next round takes it in.
   RendezvousState next = state;
   InsertSorted(&next.wait_list, me.node_id);
   return Write(std::move(next));
