@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "loopback_server.h"
-#include "rendezvous/store/prefix_store.h"
 #include "test_bytes.h"
 
 namespace cpplaunch {
@@ -189,26 +188,6 @@ TEST_CASE("StoreClient caps lengths the server sends", "[rendezvous][client]") {
   StoreClient client(options);
   client.Set("big", std::string(11, 'x'));
   CHECK_THROWS_WITH(client.Get("big"), Catch::Contains("value length of 11"));
-}
-
-TEST_CASE("PrefixStore joins prefix and key with '/' and stacks", "[rendezvous][client]") {
-  LoopbackServer server;
-  StoreClient client(For(server));
-  PrefixStore worker("/worker/attempt_0", client);
-  PrefixStore pg("default_pg", worker);
-  pg.Set("0", "addr");
-  CHECK(client.Get("/worker/attempt_0/default_pg/0") == "addr");
-  CHECK(pg.Add("count", 2) == 2);
-  CHECK(pg.Check({"0", "count"}));
-  pg.Wait({"0"}, 1s);
-  CHECK(pg.CompareSet("0", "addr", "new") == "new");
-  CHECK(pg.Get("0") == "new");
-  CHECK(pg.DeleteKey("0"));
-  CHECK(pg.NumKeys() == 1);
-  auto raw_options = For(server);
-  raw_options.key_prefix = "";
-  StoreClient raw(raw_options);
-  CHECK(raw.Check({"//worker/attempt_0/default_pg/count"}));  // as PyTorch 1.13 writes it
 }
 
 }  // namespace
