@@ -69,6 +69,8 @@ class WorkerOutput::Stream {
                             if (ec) {
                               Finish();
                             } else if (console_.congested()) {
+                              // Backpressure: the pipe fills and the worker blocks in write(),
+                              // as it would writing straight to a slow console.
                               console_.WhenUncongested([this, alive] {
                                 if (!alive.expired()) Read();
                               });
@@ -83,6 +85,7 @@ class WorkerOutput::Stream {
     if (done_) return;
     boost::system::error_code ec;
     pipe_.cancel(ec);
+    // Non-blocking: read what is buffered now, never wait for a writer that may never stop.
     pipe_.non_blocking(true, ec);
     for (std::size_t total = 0; !ec && total < kMaxBytesAtStop;) {
       const std::size_t n = pipe_.read_some(boost::asio::buffer(buffer_.get(), kReadChunk), ec);

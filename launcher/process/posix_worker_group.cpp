@@ -98,6 +98,8 @@ class PosixWorkerGroup final : public WorkerGroup {
     for (ProcessSpec& spec : specs) {
       std::unique_ptr<PreparedChild> child = Prepare(std::move(spec), procs_fd, dir_fd);
       pid_t pid = posix::SpawnChild(child->plan);
+      // Registered before the next spawn: an agent SIGKILLed from here on still takes this
+      // worker along. Exits are only handled once the loop runs again, after the registration.
       if (options_.sentinel) options_.sentinel->Watch(pid);
       Worker& worker = workers_[pid];
       worker.id = child->spec.id;
@@ -119,6 +121,7 @@ class PosixWorkerGroup final : public WorkerGroup {
     stopping_ = true;
     killed_ = false;
     if (running_ == 0) {
+      // Posted: as on every other path, `done` runs from the loop, never inside StopAll.
       asio::post(io_, Guarded([this] { KillStage(); }));
       return;
     }
@@ -149,6 +152,8 @@ class PosixWorkerGroup final : public WorkerGroup {
 
   void WatchPidfd(pid_t pid, Worker& worker) {
     if (!options_.use_pidfd || !pidfd_supported_) return;
+    // Opening by pid is race-free here: the child is unreaped (only this loop reaps), so its
+    // pid cannot belong to anyone else yet.
     posix::OpenedPidfd opened = posix::PidfdOpen(pid);
     if (!opened.fd) {
       if (opened.unsupported()) pidfd_supported_ = false;  // SIGCHLD alone from now on
@@ -166,6 +171,7 @@ class PosixWorkerGroup final : public WorkerGroup {
                                auto it = workers_.find(pid);
                                if (it == workers_.end() || it->second.reported || !it->second.pidfd)
                                  return;
+                               // nullopt (woken without a reapable exit): wait again.
                                std::optional<WorkerExit> exit =
                                    posix::TryReapPidfd(it->second.pidfd->native_handle());
                                if (exit) {

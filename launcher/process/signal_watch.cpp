@@ -9,6 +9,9 @@ SignalWatch::SignalWatch(boost::asio::io_context& io, const std::vector<int>& si
     : set_(io), on_signal_(std::move(on_signal)) {
   for (int signo : signals) {
     set_.add(signo);
+    // After add(): asio installs its handler without SA_RESTART, and the flag is added to the
+    // handler that is in place. Without it a signal makes blocking calls elsewhere in the
+    // agent (a console write, a file read) fail with EINTR.
     posix::AddRestartFlag(signo);
   }
   Arm();

@@ -38,6 +38,8 @@ void Supervisor::Run(std::vector<ProcessSpec> specs, int restart_count, DoneCall
   try {
     group_.Start(std::move(specs));
   } catch (...) {
+    // Start spawns one worker at a time: those before the failing one are running. They are
+    // killed at once and the attempt never reports (the caller gets the exception instead).
     done_ = nullptr;
     group_.StopAll(SIGKILL, std::chrono::milliseconds(0), [](const StopResult&) {});
     throw;
@@ -47,6 +49,7 @@ void Supervisor::Run(std::vector<ProcessSpec> specs, int restart_count, DoneCall
 
 bool Supervisor::OnSignal(int signo) {
   if (!running()) return false;
+  // The first signal names the attempt's end; a second one (Ctrl-C again) is only forwarded.
   if (result_.signal == 0) result_.signal = signo;
   BeginTeardown(Cause::kSignal, signo);
   return true;
@@ -61,8 +64,10 @@ void Supervisor::OnExit(const WorkerExitEvent& event) {
   ExitRole role = Classify(event.exit);
   result_.exits.push_back(ExitRecord{event, role});
   if (role == ExitRole::kFailed) {
+    // Strictly earlier only: on equal times the first observed failure stays the root.
     std::optional<std::size_t>& root = result_.root_failure;
     if (!root || event.time < result_.exits[*root].event.time) root = result_.exits.size() - 1;
+    // A failure during a teardown already under way changes nothing about the teardown.
     if (cause_ == Cause::kNone) {
       BeginTeardown(Cause::kFailure, config_.stop_signal);
       return;
@@ -82,7 +87,7 @@ ExitRole Supervisor::Classify(const WorkerExit& exit) const {
 void Supervisor::BeginTeardown(Cause cause, int signo) {
   if (cause_ == Cause::kNone) cause_ = cause;
   sent_signals_.insert(signo);
-  sent_signals_.insert(SIGKILL);
+  sent_signals_.insert(SIGKILL);  // the group escalates to SIGKILL on its own after the grace
   if (stopping_) {
     group_.Signal(signo);  // a second signal is forwarded again
     return;
@@ -117,6 +122,7 @@ AttemptOutcome Supervisor::Outcome() const {
 
 void Supervisor::Finish() {
   result_.outcome = Outcome();
+  // Moved out first: `done` may call Run(), which resets result_ and done_.
   AttemptResult result = std::move(result_);
   DoneCallback done = std::move(done_);
   done_ = nullptr;
