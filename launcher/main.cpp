@@ -11,7 +11,31 @@
 #include "launcher/agent/agent.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/cli/options.h"
+#include "launcher/exit_code.h"
 #include "launcher/process/job_sentinel.h"
+
+namespace {
+
+// Help on stdout; errors on stderr, a usage error with argparse's hint.
+void PrintParseOutcome(const cpplaunch::ParseResult& parsed) {
+  using cpplaunch::ParseStatus;
+  switch (parsed.status) {
+    case ParseStatus::kHelp:
+      std::fputs(parsed.message.c_str(), stdout);
+      return;
+    case ParseStatus::kUsageError:
+      std::fprintf(stderr, "cpplaunch: error: %s\nTry 'cpplaunch --help' for more information.\n",
+                   parsed.message.c_str());
+      return;
+    case ParseStatus::kValueError:
+      std::fprintf(stderr, "cpplaunch: error: %s\n", parsed.message.c_str());
+      return;
+    case ParseStatus::kOk:
+      return;
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cpplaunch;
@@ -19,19 +43,9 @@ int main(int argc, char** argv) {
   const ParseResult parsed = ParseOptions(std::vector<std::string>(argv + 1, argv + argc), env);
   for (const std::string& warning : parsed.warnings)
     std::fprintf(stderr, "cpplaunch: warning: %s\n", warning.c_str());
-  switch (parsed.status) {
-    case ParseStatus::kHelp:
-      std::fputs(parsed.message.c_str(), stdout);
-      return 0;
-    case ParseStatus::kUsageError:
-      std::fprintf(stderr, "cpplaunch: error: %s\nTry 'cpplaunch --help' for more information.\n",
-                   parsed.message.c_str());
-      return 2;
-    case ParseStatus::kValueError:
-      std::fprintf(stderr, "cpplaunch: error: %s\n", parsed.message.c_str());
-      return 1;
-    case ParseStatus::kOk:
-      break;
+  if (!parsed.ok()) {
+    PrintParseOutcome(parsed);
+    return ProcessExitCode(ExitCodeFor(parsed.status));
   }
   // A console reader that goes away (`cpplaunch ... | head`) must not kill the agent and
   // orphan the job: writes then fail with EPIPE instead. Workers get default dispositions.
@@ -43,6 +57,6 @@ int main(int argc, char** argv) {
     return agent.Run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cpplaunch: error: %s\n", e.what());
-    return 1;
+    return ProcessExitCode(ExitCode::kFailure);
   }
 }

@@ -19,6 +19,7 @@
 
 #include "launcher/cli/rdzv_config.h"
 #include "launcher/cli/std_spec.h"
+#include "launcher/exit_code.h"
 #include "worker_env/env_map.h"
 
 namespace cpplaunch {
@@ -90,9 +91,13 @@ struct ParseResult {
   std::vector<std::string> warnings;  // print each to stderr (e.g. skipped signal names)
 
   bool ok() const { return status == ParseStatus::kOk; }
-  // 0 for kOk and kHelp, 2 for kUsageError, 1 for kValueError.
+  // ProcessExitCode(ExitCodeFor(status)).
   int exit_code() const;
 };
+
+// The exit code for a parse that ends the process: kSuccess for kOk and kHelp, kUsage for
+// kUsageError, kFailure for kValueError.
+ExitCode ExitCodeFor(ParseStatus status);
 
 // Counts for --nproc-per-node cpu/gpu/auto; called only when needed.
 struct HostProbe {

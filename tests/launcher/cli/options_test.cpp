@@ -464,5 +464,43 @@ TEST_CASE("options that --standalone replaces are named in a warning") {
   CHECK(Parse({"--standalone", "s"}).warnings.empty());
 }
 
+TEST_CASE("one exit-code mapping: success, usage 2, failure 1") {
+  CHECK(ExitCodeFor(ParseStatus::kOk) == ExitCode::kSuccess);
+  CHECK(ExitCodeFor(ParseStatus::kHelp) == ExitCode::kSuccess);
+  CHECK(ExitCodeFor(ParseStatus::kUsageError) == ExitCode::kUsage);
+  CHECK(ExitCodeFor(ParseStatus::kValueError) == ExitCode::kFailure);
+  CHECK(Parse({}).exit_code() == ProcessExitCode(ExitCode::kUsage));
+}
+
+TEST_CASE("the first bad word in command-line order is the one reported") {
+  CHECK(UsageError({"--max-restarts", "x", "--role", "-y", "s"}) ==
+        "argument --max-restarts/--max_restarts: invalid int value: 'x'");
+  CHECK(UsageError({"--role", "-y", "--max-restarts", "x", "s"}) ==
+        "argument --role: expected one argument");
+  CHECK(UsageError({"--master-port", "p", "--max-restarts", "x", "s"}).find("--master-port") !=
+        std::string::npos);
+  CHECK(UsageError({"--max-restarts", "x", "-h"}).find("invalid int value") != std::string::npos);
+  CHECK(Parse({"-h", "--max-restarts", "x"}).status == ParseStatus::kHelp);
+}
+
+TEST_CASE("the last occurrence of an option wins, in either spelling") {
+  CHECK(Ok({"--nproc-per-node=2", "--nproc_per_node", "3", "s"}).nproc_per_node == 3);
+  CHECK(Ok({"-r", "1", "--redirects=2", "-r3", "s"}).redirects.bits_for(0) == 3);
+}
+
+TEST_CASE("short option values after '=' or glued, including ones that start with a dash") {
+  CHECK(ValueError({"-r=-m", "s"}).starts_with("-r/--redirects: -m does not match"));
+  CHECK(ValueError({"-r-m", "s"}).starts_with("-r/--redirects: -m does not match"));
+  CHECK(
+      ValueError({"-mr=3", "s"}).starts_with("-r/--redirects: =3 does not match"));  // as argparse
+}
+
+TEST_CASE("warnings given before a value error are kept") {
+  ParseResult r = Parse({"--signals-to-handle=SIGNOPE", "--rdzv-backend=zookeeper", "s"});
+  CHECK(r.status == ParseStatus::kValueError);
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("SIGNOPE") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace cpplaunch

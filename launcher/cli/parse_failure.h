@@ -1,0 +1,27 @@
+#pragma once
+// How the command-line reader's parts report the first error of a parse: they throw a
+// ParseFailure, and ParseOptions turns it into its ParseResult. Internal to launcher/cli.
+
+#include <string>
+#include <utility>
+
+#include "launcher/cli/options.h"
+
+namespace cpplaunch {
+
+struct ParseFailure {
+  ParseStatus status;
+  std::string message;
+};
+
+// argparse's errors: "cpplaunch: error: <message>" and exit 2.
+[[noreturn]] inline void UsageError(std::string message) {
+  throw ParseFailure{ParseStatus::kUsageError, std::move(message)};
+}
+
+// Values torchrun rejects after parsing: exit 1.
+[[noreturn]] inline void ValueError(std::string message) {
+  throw ParseFailure{ParseStatus::kValueError, std::move(message)};
+}
+
+}  // namespace cpplaunch

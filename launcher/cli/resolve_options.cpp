@@ -1,0 +1,274 @@
+#include "launcher/cli/resolve_options.h"
+
+#include <cmath>
+
+#include "base/text.h"
+#include "launcher/cli/gpu_count.h"
+#include "launcher/cli/parse_failure.h"
+#include "launcher/cli/signal_list.h"
+#include "worker_env/env_names.h"
+
+namespace cpplaunch {
+namespace {
+
+const std::string* Find(const RawValues& raw, OptionId id) {
+  auto it = raw.find(id);
+  return it == raw.end() ? nullptr : &it->second.text;
+}
+
+std::string TextOr(const RawValues& raw, OptionId id) {
+  const std::string* text = Find(raw, id);
+  return text ? *text : std::string(SpecFor(id).default_text);
+}
+
+bool FlagOf(const RawValues& raw, OptionId id) {
+  const std::string* text = Find(raw, id);
+  return text && *text == "1";
+}
+
+int IntOf(const RawValues& raw, OptionId id) {
+  return ToInt(ParsePythonInt(TextOr(raw, id))).value_or(0);  // checked by CheckType
+}
+
+std::optional<std::string> OptionalTextOf(const RawValues& raw, OptionId id) {
+  const std::string* text = Find(raw, id);
+  return text ? std::optional<std::string>(*text) : std::nullopt;
+}
+
+void ResolveNnodes(const std::string& text, LaunchOptions& o) {
+  const size_t colon = text.find(':');
+  if (colon != std::string::npos && text.find(':', colon + 1) != std::string::npos) {
+    ValueError("nnodes=" + text + " is not in \"MIN:MAX\" format");
+  }
+  const std::string min_text = text.substr(0, colon);
+  const std::string max_text = colon == std::string::npos ? min_text : text.substr(colon + 1);
+  auto min = ToInt(ParsePythonInt(min_text));
+  auto max = ToInt(ParsePythonInt(max_text));
+  if (!min || !max) ValueError("--nnodes " + text + ": expected N or MIN:MAX with integers");
+  if (!(0 < *min && *min <= *max)) ValueError("--nnodes " + text + ": need 0 < MIN <= MAX");
+  o.min_nodes = *min;
+  o.max_nodes = *max;
+}
+
+int VisibleGpus(const EnvMap& env, const HostProbe& host) {
+  return VisibleGpuCount(Lookup(env, env_names::kCudaVisibleDevices), host.physical_gpus());
+}
+
+int ResolveNproc(const std::string& text, const EnvMap& env, const HostProbe& host) {
+  if (auto number = ParsePythonInt(text)) {
+    if (*number < 1 || *number > 1 << 20) {
+      ValueError("--nproc-per-node " + text + ": need at least 1 worker per node");
+    }
+    return static_cast<int>(*number);
+  }
+  if (text == "cpu") return host.online_cpus();
+  if (text == "auto") {
+    const int gpus = VisibleGpus(env, host);
+    return gpus > 0 ? gpus : host.online_cpus();
+  }
+  if (text == "gpu") {
+    const int gpus = VisibleGpus(env, host);
+    if (gpus > 0) return gpus;
+    auto cvd = Lookup(env, env_names::kCudaVisibleDevices);
+    ValueError("gpu: no NVIDIA GPU is visible (" +
+               (cvd ? "CUDA_VISIBLE_DEVICES=" + *cvd : "CUDA_VISIBLE_DEVICES is not set") + ")");
+  }
+  if (text == "xpu") ValueError("Xpu is not available.");
+  ValueError("Unsupported nproc_per_node value: " + text);
+}
+
+std::chrono::nanoseconds ResolveMonitorInterval(const std::string& text) {
+  const double seconds = ParsePythonFloat(text).value_or(0);
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 1e9) {
+    ValueError("--monitor-interval " + text + ": need a positive number of seconds");
+  }
+  return std::chrono::nanoseconds(static_cast<long long>(std::ceil(seconds * 1e9)));
+}
+
+std::optional<std::set<int>> ResolveRanksFilter(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::set<int> ranks;
+  for (std::string_view item : Split(text, ',')) {
+    auto rank = ToInt(ParsePythonInt(item));
+    if (!rank) {
+      ValueError(
+          "--local_ranks_filter must be a comma-separated list of integers e.g. "
+          "--local_ranks_filter=0,1,2");
+    }
+    ranks.insert(*rank);
+  }
+  return ranks;
+}
+
+// torchrun's comma_separated_list: ",," is a literal comma.
+std::vector<std::string> SplitEscapedCommas(std::string_view text) {
+  std::vector<std::string> items(1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != ',') {
+      items.back() += text[i];
+    } else if (i + 1 < text.size() && text[i + 1] == ',') {
+      items.back() += ',';
+      ++i;
+    } else {
+      items.emplace_back();
+    }
+  }
+  return items;
+}
+
+std::vector<std::string> ResolveFilters(const RawValues& raw, OptionId id) {
+  const std::string* text = Find(raw, id);
+  return text ? SplitEscapedCommas(*text) : std::vector<std::string>{};
+}
+
+StdSpec ResolveStd(const RawValues& raw, OptionId id) {
+  std::string error;
+  auto spec = StdSpec::Parse(TextOr(raw, id), &error);
+  if (!spec) {
+    ValueError(std::string(id == OptionId::kRedirects ? "-r/--redirects" : "-t/--tee") + ": " +
+               error);
+  }
+  return *spec;
+}
+
+std::chrono::seconds ResolveShutdownTimeout(const RawValues& raw, const EnvMap& env) {
+  int seconds = 30;
+  if (Find(raw, OptionId::kShutdownTimeout)) {
+    seconds = IntOf(raw, OptionId::kShutdownTimeout);
+  } else if (auto text = Lookup(env, env_names::kShutdownTimeout)) {
+    auto value = ToInt(ParsePythonInt(*text));
+    if (!value)
+      ValueError(std::string(env_names::kShutdownTimeout) + "=" + *text + " is not an integer");
+    seconds = *value;
+  }
+  if (seconds < 0) {
+    ValueError("shutdown_timeout must be non-negative, got " + std::to_string(seconds));
+  }
+  return std::chrono::seconds(seconds);
+}
+
+void CheckBackend(const LaunchOptions& o) {
+  if (o.standalone) return;  // torchrun replaces the backend with c10d before looking it up
+  for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2"}) {
+    if (o.rdzv_backend == known) return;
+  }
+  ValueError("Rendezvous handler for rdzv_backend '" + o.rdzv_backend +
+             "' is not registered (known: static, c10d, etcd, etcd-v2)");
+}
+
+void ResolveSizes(const RawValues& raw, const EnvMap& env, const HostProbe& host,
+                  LaunchOptions& o) {
+  ResolveNnodes(TextOr(raw, OptionId::kNnodes), o);
+  o.max_restarts = IntOf(raw, OptionId::kMaxRestarts);
+  if (o.max_restarts < 0) {
+    ValueError("max_restarts must be non-negative, got " + std::to_string(o.max_restarts));
+  }
+  o.nproc_per_node_text = TextOr(raw, OptionId::kNprocPerNode);
+  o.nproc_per_node = ResolveNproc(o.nproc_per_node_text, env, host);
+}
+
+void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
+  o.rdzv_backend = TextOr(raw, OptionId::kRdzvBackend);
+  o.rdzv_endpoint = TextOr(raw, OptionId::kRdzvEndpoint);
+  o.rdzv_id = TextOr(raw, OptionId::kRdzvId);
+  std::string error;
+  auto conf = RdzvConfig::Parse(TextOr(raw, OptionId::kRdzvConf), &error);
+  if (!conf) ValueError(error);
+  o.rdzv_conf = *conf;
+  o.standalone = FlagOf(raw, OptionId::kStandalone);
+  o.node_rank = IntOf(raw, OptionId::kNodeRank);
+  if (o.node_rank < 0)
+    ValueError("--node-rank must be non-negative, got " + std::to_string(o.node_rank));
+  o.master_addr = TextOr(raw, OptionId::kMasterAddr);
+  o.master_port = IntOf(raw, OptionId::kMasterPort);
+  if (o.master_port < 0 || o.master_port > 65535) {
+    ValueError("--master-port " + std::to_string(o.master_port) +
+               ": need 0..65535 (0 = a free port)");
+  }
+  o.local_addr = OptionalTextOf(raw, OptionId::kLocalAddr);
+}
+
+void ResolveOutput(const RawValues& raw, LaunchOptions& o) {
+  o.local_ranks_filter = ResolveRanksFilter(TextOr(raw, OptionId::kLocalRanksFilter));
+  o.logs_specs = OptionalTextOf(raw, OptionId::kLogsSpecs);
+  o.log_dir = OptionalTextOf(raw, OptionId::kLogDir);
+  o.redirects = ResolveStd(raw, OptionId::kRedirects);
+  o.tee = ResolveStd(raw, OptionId::kTee);
+  o.duplicate_stdout_filters = ResolveFilters(raw, OptionId::kDuplicateStdoutFilters);
+  o.duplicate_stderr_filters = ResolveFilters(raw, OptionId::kDuplicateStderrFilters);
+}
+
+void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
+                    std::vector<std::string>& warnings) {
+  o.monitor_interval = ResolveMonitorInterval(TextOr(raw, OptionId::kMonitorInterval));
+  o.start_method = TextOr(raw, OptionId::kStartMethod);
+  o.event_log_handler = TextOr(raw, OptionId::kEventLogHandler);
+  o.role = TextOr(raw, OptionId::kRole);
+  o.numa_binding = OptionalTextOf(raw, OptionId::kNumaBinding);
+  o.signals_to_handle_text = TextOr(raw, OptionId::kSignalsToHandle);
+  SignalList signals = ParseSignalList(o.signals_to_handle_text);
+  o.signals_to_handle = std::move(signals.signals);
+  warnings.insert(warnings.end(), signals.warnings.begin(), signals.warnings.end());
+  o.shutdown_timeout = ResolveShutdownTimeout(raw, env);
+  o.virtual_local_rank = FlagOf(raw, OptionId::kVirtualLocalRank);
+  o.module = FlagOf(raw, OptionId::kModule);
+  o.no_python = FlagOf(raw, OptionId::kNoPython);
+  o.run_path = FlagOf(raw, OptionId::kRunPath);
+  if (!o.run_path && o.module && o.no_python) {  // --run-path takes precedence in torchrun
+    ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.");
+  }
+}
+
+void RecordSources(const RawValues& raw, LaunchOptions& o) {
+  for (const auto& [id, value] : raw) o.sources[std::string(SpecFor(id).name)] = value.source;
+}
+
+// Static rendezvous: node ranks are 0..nnodes-1; a larger one would wait for a slot that
+// never exists until the rendezvous timeout (torchrun hangs the same way).
+void CheckNodeRank(const LaunchOptions& o) {
+  if (o.rdzv_backend != "static" || o.standalone || o.node_rank < o.max_nodes) return;
+  ValueError("--node-rank " + std::to_string(o.node_rank) +
+             " is out of range for --nnodes=" + std::to_string(o.max_nodes) +
+             " (node ranks are 0 to " + std::to_string(o.max_nodes - 1) + ")");
+}
+
+// --standalone replaces the rendezvous options, as torchrun does; say so instead of dropping
+// them silently.
+void AddStandaloneWarning(const LaunchOptions& o, std::vector<std::string>& warnings) {
+  if (!o.standalone) return;
+  std::string dropped;
+  for (const char* name :
+       {"--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--master-addr", "--master-port"}) {
+    if (o.IsSet(name)) dropped += std::string(dropped.empty() ? "" : ", ") + name;
+  }
+  if (!dropped.empty()) {
+    warnings.push_back("--standalone picks its own port and run id; ignoring " + dropped);
+  }
+}
+
+void AddWarnings(const LaunchOptions& o, std::vector<std::string>& warnings) {
+  if (o.rdzv_backend != "static" && o.rdzv_endpoint.empty() && o.IsSet("--master-addr")) {
+    warnings.push_back(
+        "master_addr is only used for static rdzv_backend and when rdzv_endpoint is not "
+        "specified.");
+  }
+}
+
+}  // namespace
+
+LaunchOptions ResolveOptions(const RawValues& raw, const EnvMap& env, const HostProbe& host,
+                             std::vector<std::string>& warnings) {
+  LaunchOptions o;
+  RecordSources(raw, o);
+  ResolveSizes(raw, env, host, o);
+  ResolveRendezvous(raw, o);
+  ResolveOutput(raw, o);
+  ResolveWorkers(raw, env, o, warnings);
+  CheckBackend(o);
+  CheckNodeRank(o);
+  AddWarnings(o, warnings);
+  AddStandaloneWarning(o, warnings);
+  return o;
+}
+
+}  // namespace cpplaunch
