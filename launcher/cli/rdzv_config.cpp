@@ -20,13 +20,6 @@ std::string InvalidValue(std::string_view key, std::string_view what) {
          "' does not represent a valid " + std::string(what) + " value.";
 }
 
-// An optional sign and decimal digits only: stricter than Python's int(), which this reader
-// always was (no digit-group underscores, and the value is already stripped).
-std::optional<int64_t> ParseInteger(std::string_view text) {
-  if (text.find('_') != std::string_view::npos) return std::nullopt;
-  return ParsePythonInt(text);
-}
-
 }  // namespace
 
 std::optional<RdzvConfig> RdzvConfig::Parse(std::string_view text, std::string* error) {
@@ -63,7 +56,10 @@ std::optional<int64_t> RdzvConfig::GetInt(std::string_view key, int64_t fallback
                                           std::string* error) const {
   auto text = Get(key);
   if (!text) return fallback;
-  auto value = ParseInteger(*text);
+  // A sign and decimal digits: stricter than Python's int(), as this reader always was
+  // (digit-group underscores are refused).
+  std::optional<int64_t> value;
+  if (text->find('_') == std::string::npos) value = ParsePythonInt(*text);
   if (!value) *error = InvalidValue(key, "integer");
   return value;
 }

@@ -1,5 +1,6 @@
 #include "launcher/cli/resolve_options.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/text.h"
@@ -100,25 +101,25 @@ std::optional<std::set<int>> ResolveRanksFilter(const std::string& text) {
   return ranks;
 }
 
-// torchrun's comma_separated_list: ",," is a literal comma.
-std::vector<std::string> SplitEscapedCommas(std::string_view text) {
-  std::vector<std::string> items(1);
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != ',') {
-      items.back() += text[i];
-    } else if (i + 1 < text.size() && text[i + 1] == ',') {
-      items.back() += ',';
-      ++i;
-    } else {
-      items.emplace_back();
-    }
+// torchrun's comma_separated_list: ",," is a literal comma. Done as torchrun does it: the
+// pairs become a placeholder, the rest splits on ','. NUL serves as the placeholder because
+// values come from argv and the environment, which cannot hold one.
+std::vector<std::string> CommaSeparatedList(std::string_view text) {
+  std::string marked(text);
+  for (size_t at = 0; (at = marked.find(",,", at)) != std::string::npos;)
+    marked.replace(at, 2, 1, '\0');
+  std::vector<std::string> items;
+  for (std::string_view piece : Split(marked, ',')) {
+    std::string item(piece);
+    std::replace(item.begin(), item.end(), '\0', ',');
+    items.push_back(std::move(item));
   }
   return items;
 }
 
 std::vector<std::string> ResolveFilters(const RawValues& raw, OptionId id) {
   const std::string* text = Find(raw, id);
-  return text ? SplitEscapedCommas(*text) : std::vector<std::string>{};
+  return text ? CommaSeparatedList(*text) : std::vector<std::string>{};
 }
 
 StdSpec ResolveStd(const RawValues& raw, OptionId id) {

@@ -1,5 +1,7 @@
 #include "launcher/cli/std_spec.h"
 
+#include "base/text.h"
+
 namespace cpplaunch {
 namespace {
 
@@ -15,13 +17,12 @@ bool ParseItem(std::string_view item, std::map<int, unsigned>* out) {
   return true;
 }
 
+// Every piece must be an item: an empty one ("0:1,") fails, as torchrun's regex does.
 bool ParseMap(std::string_view text, std::map<int, unsigned>* out) {
-  while (true) {
-    const size_t comma = text.find(',');
-    if (!ParseItem(text.substr(0, comma), out)) return false;
-    if (comma == std::string_view::npos) return true;
-    text.remove_prefix(comma + 1);
+  for (std::string_view item : Split(text, ',')) {
+    if (!ParseItem(item, out)) return false;
   }
+  return true;
 }
 
 }  // namespace
