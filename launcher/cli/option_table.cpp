@@ -9,6 +9,9 @@ namespace {
 using K = ValueKind;
 using O = OptionId;
 
+// Rows in torchrun's add_argument order (help first, as argparse adds it), because usage and
+// help list options in that order. `name` is the spelling torchrun declares first: argparse
+// derives the dest, and so the PET_ variable (EnvNameFor), from it.
 constexpr std::array kTable = {
     OptionSpec{O::kHelp, "--help", "", "-h", K::kHelp, "", false, "",
                "show this help message and exit"},
