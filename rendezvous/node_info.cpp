@@ -10,6 +10,8 @@ namespace {
 // Names both records in decoding errors.
 constexpr std::string_view kWhat = "store value";
 
+// Kinds travel by name, not by number, so that adding or reordering kinds cannot make an agent
+// of another build misread a notice; an unknown name is refused.
 const char* KindName(RoundEndKind kind) {
   switch (kind) {
     case RoundEndKind::kWorkerFailure:
