@@ -1,0 +1,105 @@
+// Who runs what: argv, environment and output routes of an attempt's workers.
+
+#include "launcher/agent/worker_specs.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+namespace cpplaunch {
+namespace {
+
+LaunchOptions Options(std::vector<std::string> argv) {
+  ParseResult parsed = ParseOptions(argv, EnvMap{});
+  REQUIRE(parsed.status == ParseStatus::kOk);
+  return parsed.options;
+}
+
+RankLayout Layout(int group_rank, int groups, int nproc) {
+  std::string error;
+  auto layout = ComputeRankLayout(group_rank, groups, nproc, &error);
+  REQUIRE(layout);
+  return *layout;
+}
+
+bool Has(const std::vector<std::string>& env, const std::string& entry) {
+  return std::find(env.begin(), env.end(), entry) != env.end();
+}
+
+const AttemptFacts kFacts{"run7", "10.0.0.1", 29511, 1};
+
+LogDir TempLogDir() {
+  auto base = std::filesystem::temp_directory_path() / "cpplaunch_worker_specs_test";
+  return LogDir::Create(base.string(), "run7");
+}
+
+TEST_CASE("Worker specs: argv and environment per rank", "[agent][worker_specs]") {
+  const LaunchOptions options = Options({"--nproc-per-node=2", "train.py", "--lr=1"});
+  const LogDir logs = LogDir::Create(std::string(LogDir::kDisabled), "run7");
+  std::string error;
+  auto specs = BuildWorkerSpecs(options, EnvMap{}, Layout(1, 2, 2), kFacts, logs, &error);
+  REQUIRE(specs);
+  REQUIRE(specs->size() == 2);
+  const WorkerSpec& second = (*specs)[1];
+  CHECK(second.local_rank == 1);
+  CHECK(second.argv == std::vector<std::string>{"python3", "-u", "train.py", "--lr=1"});
+  CHECK(Has(second.env, "RANK=3"));
+  CHECK(Has(second.env, "LOCAL_RANK=1"));
+  CHECK(Has(second.env, "GROUP_RANK=1"));
+  CHECK(Has(second.env, "WORLD_SIZE=4"));
+  CHECK(Has(second.env, "MASTER_ADDR=10.0.0.1"));
+  CHECK(Has(second.env, "MASTER_PORT=29511"));
+  CHECK(Has(second.env, "TORCHELASTIC_RESTART_COUNT=1"));
+  CHECK(Has(second.env, "TORCHELASTIC_RUN_ID=run7"));
+  // --log-dir /dev/null: no files anywhere, and an empty error file path.
+  CHECK(Has(second.env, "TORCHELASTIC_ERROR_FILE="));
+  CHECK(second.streams.stdout_route == StreamRoute::kInherit);
+  CHECK(second.streams.stdout_log.empty());
+}
+
+TEST_CASE("Worker specs: --run-path runs the script through the runpy bootstrap",
+          "[agent][worker_specs]") {
+  const LaunchOptions options = Options({"--run-path", "train.py", "a"});
+  const std::vector<std::string> argv = WorkerArgv(options, EnvMap{}, 0);
+  REQUIRE(argv.size() == 6);
+  CHECK(argv[0] == "python3");
+  CHECK(argv[2] == "-c");
+  CHECK(argv[3].find("runpy.run_path") != std::string::npos);
+  CHECK(argv[4] == "train.py");
+  CHECK(argv[5] == "a");
+  CHECK(EntrypointName(WorkerCommandSpec(options)) == "train.py");
+}
+
+TEST_CASE("Worker specs: tee, filters and log files", "[agent][worker_specs]") {
+  const LaunchOptions options = Options(
+      {"--nproc-per-node=2", "--tee=3", "--local-ranks-filter=0", "--no-python", "/bin/true"});
+  const LogDir logs = TempLogDir();
+  std::string error;
+  auto specs = BuildWorkerSpecs(options, EnvMap{}, Layout(0, 1, 2), kFacts, logs, &error);
+  REQUIRE(specs);
+  const WorkerStreams& shown = (*specs)[0].streams;
+  const WorkerStreams& hidden = (*specs)[1].streams;
+  CHECK((*specs)[0].argv == std::vector<std::string>{"/bin/true"});
+  CHECK(shown.prefix == "[default0]:");
+  CHECK(shown.stdout_route == StreamRoute::kTee);
+  CHECK(shown.stderr_route == StreamRoute::kTee);
+  CHECK(shown.stdout_log == logs.StdoutLog(1, 0));
+  CHECK(shown.stderr_log == logs.StderrLog(1, 0));
+  CHECK(hidden.stdout_route == StreamRoute::kFile);  // a hidden rank keeps its files
+  CHECK(Has((*specs)[1].env, "TORCHELASTIC_ERROR_FILE=" + logs.ErrorFile(1, 1).string()));
+  std::filesystem::remove_all(logs.run_dir());
+}
+
+TEST_CASE("Worker specs: --virtual-local-rank with too few visible devices fails",
+          "[agent][worker_specs]") {
+  const LaunchOptions options =
+      Options({"--nproc-per-node=2", "--virtual-local-rank", "--no-python", "/bin/true"});
+  const LogDir logs = LogDir::Create(std::string(LogDir::kDisabled), "run7");
+  std::string error;
+  auto specs = BuildWorkerSpecs(options, EnvMap{{"CUDA_VISIBLE_DEVICES", "3"}}, Layout(0, 1, 2),
+                                kFacts, logs, &error);
+  CHECK(!specs);
+  CHECK(!error.empty());
+}
+
+}  // namespace
+}  // namespace cpplaunch
