@@ -1,0 +1,97 @@
+#include "launcher/agent/attempt_decision.h"
+
+#include "launcher/process/worker_exit.h"
+
+namespace cpplaunch {
+namespace {
+
+AttemptDecision Exit(ExitCode code, FailureReportKind report = FailureReportKind::kNone,
+                     std::string message = {}) {
+  return AttemptDecision{NextStep::kExit, code, false, report, std::move(message)};
+}
+
+AttemptDecision NextAttempt(bool consumes_restart, FailureReportKind report, std::string message) {
+  return AttemptDecision{NextStep::kNextAttempt, ExitCode::kFailure, consumes_restart, report,
+                         std::move(message)};
+}
+
+bool LocalFailure(const AttemptResult& result) {
+  return result.outcome == AttemptOutcome::kFailed || result.outcome == AttemptOutcome::kRestart;
+}
+
+}  // namespace
+
+AttemptDecision AfterLocalAttempt(const AttemptResult& result, int interrupted_by,
+                                  int max_restarts) {
+  // A signal between attempts (or while the output drained) already said "stopping".
+  if (interrupted_by != 0 && result.outcome != AttemptOutcome::kSignaled) {
+    return Exit(ExitCode::kFailure);
+  }
+  switch (result.outcome) {
+    case AttemptOutcome::kSucceeded:
+      return Exit(ExitCode::kSuccess);
+    case AttemptOutcome::kRestart:
+      return NextAttempt(true, FailureReportKind::kAttempt,
+                         "worker group failed; restarting it (restart " +
+                             std::to_string(result.restart_count + 1) + " of " +
+                             std::to_string(max_restarts) + ")");
+    case AttemptOutcome::kFailed:
+    case AttemptOutcome::kStopped:
+      return Exit(ExitCode::kFailure, FailureReportKind::kFinal);
+    case AttemptOutcome::kSignaled:
+      break;
+  }
+  return Exit(ExitCode::kFailure, FailureReportKind::kNone,
+              "workers stopped after " + SignalName(result.signal) + "; exiting with code 1");
+}
+
+EarlyDecision BeforeRoundEnd(const AttemptResult& result, int interrupted_by) {
+  if (interrupted_by == 0 && result.outcome != AttemptOutcome::kSignaled) return {};
+  const int signo = interrupted_by != 0 ? interrupted_by : result.signal;
+  return {true, Exit(ExitCode::kFailure, FailureReportKind::kNone,
+                     "workers stopped after " + SignalName(signo) + "; exiting with code 1")};
+}
+
+AttemptDecision AfterRoundEnd(const AttemptResult& result, const RoundEnd& end, int restart_count,
+                              int max_restarts) {
+  if (end.kind == RoundEndKind::kMembershipChange) {
+    return NextAttempt(false, FailureReportKind::kNone,
+                       "new rendezvous round after a membership change (the restart count "
+                       "stays " +
+                           std::to_string(restart_count) + ")");
+  }
+  const bool restart = end.kind != RoundEndKind::kStoreLost &&
+                       end.kind != RoundEndKind::kConfigError && restart_count < max_restarts;
+  FailureReportKind report = FailureReportKind::kNone;
+  if (LocalFailure(result))
+    report = restart ? FailureReportKind::kAttempt : FailureReportKind::kFinal;
+  if (restart) {
+    return NextAttempt(
+        true, report,
+        "job attempt " + std::to_string(restart_count) + " failed (root cause: " + end.Describe() +
+            "); restarting on every host (restart " + std::to_string(restart_count + 1) + " of " +
+            std::to_string(max_restarts) + ")");
+  }
+  return Exit(ExitCode::kFailure, report, "job failed; root cause: " + end.Describe());
+}
+
+AttemptDecision AfterExitBarrier(FinishOutcome outcome, std::chrono::milliseconds barrier_timeout) {
+  switch (outcome) {
+    case FinishOutcome::kPassed:
+      return Exit(ExitCode::kSuccess);
+    case FinishOutcome::kTimedOut:
+      // This host's workers did their part; a slow or lost peer does not make them fail.
+      return Exit(
+          ExitCode::kSuccess, FailureReportKind::kNone,
+          "exit barrier: not every host finished within " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::seconds>(barrier_timeout).count()) +
+              " s; this host's workers succeeded, exiting");
+    case FinishOutcome::kInterrupted:
+      break;
+  }
+  return Exit(ExitCode::kFailure, FailureReportKind::kNone,
+              "error: lost the other hosts during the exit barrier");
+}
+
+}  // namespace cpplaunch
