@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 
+#include "fake_worker_group.h"
 #include "launcher/process/posix_worker_group.h"
 #include "process_test_util.h"
 
@@ -16,48 +17,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::system_clock;
-
-// Records what the supervisor asks for; the test plays the processes.
-class FakeWorkerGroup final : public WorkerGroup {
- public:
-  void SetExitCallback(ExitCallback on_exit) override { on_exit_ = std::move(on_exit); }
-  void Start(std::vector<ProcessSpec> specs) override {
-    for (const ProcessSpec& spec : specs) live_[spec.id] = 1000 + spec.id;
-    ++starts;
-  }
-  void Signal(int signo) override { signals.push_back(signo); }
-  void StopAll(int signo, std::chrono::milliseconds grace, StopCallback done) override {
-    stops.push_back({signo, grace});
-    stop_done_.push_back(std::move(done));
-  }
-  std::size_t running() const override { return live_.size(); }
-
-  // A worker exits `at` seconds after the epoch.
-  void Exit(int id, WorkerExit exit, int at = 0) {
-    pid_t pid = live_.at(id);
-    live_.erase(id);
-    on_exit_(WorkerExitEvent{id, pid, exit, Clock::time_point(std::chrono::seconds(at))});
-  }
-  // Completes every pending StopAll.
-  void FinishStop(StopResult result = {}) {
-    auto pending = std::move(stop_done_);
-    stop_done_.clear();
-    for (auto& done : pending) done(result);
-  }
-
-  struct Stop {
-    int signo;
-    std::chrono::milliseconds grace;
-  };
-  int starts = 0;
-  std::vector<int> signals;
-  std::vector<Stop> stops;
-
- private:
-  ExitCallback on_exit_;
-  std::map<int, pid_t> live_;
-  std::vector<StopCallback> stop_done_;
-};
 
 std::vector<ProcessSpec> Specs(int n) {
   std::vector<ProcessSpec> specs(static_cast<size_t>(n));

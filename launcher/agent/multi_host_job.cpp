@@ -1,0 +1,172 @@
+#include "launcher/agent/multi_host_job.h"
+
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "launcher/agent/store_host.h"
+#include "rendezvous/store/endpoint.h"
+
+namespace cpplaunch {
+namespace {
+
+MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname) {
+  std::string error;
+  auto plan =
+      PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error);
+  if (!plan) throw std::runtime_error(error);
+  return std::move(*plan);
+}
+
+}  // namespace
+
+MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& options,
+                           const std::string& hostname, JobHooks hooks)
+    : io_(io),
+      hooks_(std::move(hooks)),
+      max_restarts_(options.max_restarts),
+      session_(io, Plan(options, hostname), hooks_.say) {
+  master_addr_ = session_.plan().store_host;
+  master_port_ = session_.plan().store_port;
+}
+
+// Static: node rank 0 hosts the store on --master-addr:--master-port. c10d: the agent told so
+// by is_host, or whose host has the endpoint's address; when several agents share a host
+// (tests on loopback), the first to bind hosts and the others join it as clients.
+std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
+  const MultiHostPlan& plan = session_.plan();
+  std::unique_ptr<StoreServer> store;
+  if (plan.host_store) {
+    try {
+      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say);
+      master_port_ = store->port();
+    } catch (const StoreBindError& e) {
+      if (plan.host_forced || !plan.dynamic) throw;
+      hooks_.info(std::string(e.what()) + "; joining that store as a client");
+    }
+  }
+  session_.set_hosts_store(store != nullptr);
+  if (store) {
+    hooks_.info("this host serves the job's store on " +
+                Endpoint{master_addr_, master_port_}.ToString());
+  }
+  return store;
+}
+
+void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
+  session_.JoinRound(
+      next_round_,
+      [this, ready, failed](const RendezvousResult& round) {
+        // A signal that came while the round completed ends the job quietly.
+        if (interrupted_by_ != 0) return failed("");
+        restart_count_ = round.restart_count;
+        master_addr_ = round.master_addr;
+        master_port_ = round.master_port;
+        std::string error;
+        auto layout = ComputeRankLayout(round.group_rank, round.local_world_sizes(), &error);
+        if (!layout) {
+          OnAgentFailure("rank layout: " + error);
+          return failed("error: rank layout: " + error);
+        }
+        layout_ = *layout;
+        hooks_.info("rendezvous round " + std::to_string(round.round) + " complete: node rank " +
+                    std::to_string(round.group_rank) + " of " +
+                    std::to_string(round.group_world_size()) + ", world size " +
+                    std::to_string(layout_.world_size) + ", restart count " +
+                    std::to_string(restart_count_));
+        stop_requested_ = false;
+        session_.OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
+        ready(Round{layout_, restart_count_, master_addr_, master_port_});
+      },
+      [this, failed](const std::string& message) {
+        if (interrupted_by_ != 0) {
+          return failed("rendezvous interrupted by " + SignalName(interrupted_by_) + "; exiting");
+        }
+        failed("error: " + message);
+      });
+}
+
+// The first failure not caused by a teardown is this host's news for the others; it goes out
+// the moment the worker exits, not after the local teardown.
+void MultiHostJob::OnWorkerExit(const WorkerExitEvent& event) {
+  if (event.exit.ok() || stop_requested_ || interrupted_by_ != 0 || session_.round_end()) return;
+  RoundEnd notice = session_.Notice(RoundEndKind::kWorkerFailure);
+  notice.rank = layout_.base_rank + event.id;
+  notice.local_rank = event.id;
+  notice.detail = event.exit.describe();
+  session_.PublishEnd(notice);
+}
+
+void MultiHostJob::OnSignal(int signo) {
+  if (!session_.round_end()) {
+    RoundEnd notice = session_.Notice(RoundEndKind::kAgentStopped);
+    notice.detail = "received " + SignalName(signo);
+    session_.PublishEnd(notice);
+  }
+  interrupted_by_ = signo;
+}
+
+void MultiHostJob::OnAgentFailure(const std::string& message) {
+  RoundEnd notice = session_.Notice(RoundEndKind::kAgentStopped);
+  notice.detail = message;
+  session_.PublishEnd(notice);
+}
+
+bool MultiHostJob::IsMine(const RoundEnd& end) const {
+  RoundEnd mine = session_.Notice(end.kind);
+  return (end.kind == RoundEndKind::kWorkerFailure || end.kind == RoundEndKind::kAgentStopped) &&
+         end.node_rank == mine.node_rank && end.host == mine.host && end.addr == mine.addr;
+}
+
+// The round ended somewhere (or this host lost the store): stop the local workers now. This
+// host's own notices need no action: the supervisor is already tearing down.
+void MultiHostJob::OnRoundEnd(const RoundEnd& end) {
+  if (IsMine(end)) return;
+  const std::string line =
+      end.kind == RoundEndKind::kMembershipChange
+          ? end.Describe() + "; stopping the workers for a new rendezvous round"
+          : "stopping the workers: " + end.Describe();
+  // Exits caused by this stop are not news for the others (exit callbacks never run inline).
+  stop_requested_ = hooks_.stop_workers(line);
+}
+
+void MultiHostJob::Conclude(const AttemptResult& result, Decided decided) {
+  if (EarlyDecision early = BeforeRoundEnd(result, interrupted_by_); early.decided) {
+    return decided(early.decision);
+  }
+  if (result.outcome == AttemptOutcome::kSucceeded && !session_.round_end()) {
+    hooks_.entered_exit_barrier();
+    return session_.FinishJob([this, result, decided](FinishOutcome outcome) {
+      if (outcome == FinishOutcome::kInterrupted && session_.round_end()) {
+        return Decide(result, *session_.round_end(), decided);
+      }
+      decided(AfterExitBarrier(outcome, session_.plan().exit_barrier_timeout));
+    });
+  }
+  if (result.root_failure && !session_.round_end()) {
+    OnWorkerExit(result.exits[*result.root_failure].event);  // in case the tap missed it
+  }
+  session_.WhenEndKnown(
+      [this, result, decided](const RoundEnd& end) { Decide(result, end, decided); });
+}
+
+void MultiHostJob::Decide(const AttemptResult& result, const RoundEnd& end,
+                          const Decided& decided) {
+  session_.CloseChannel();
+  AttemptDecision decision = AfterRoundEnd(result, end, restart_count_, max_restarts_);
+  if (decision.next == NextStep::kNextAttempt) {
+    next_round_ =
+        RoundTransition{session_.round().round, restart_count_, decision.consumes_restart};
+  } else {
+    // Late hosts of a dynamic job learn that it failed instead of waiting for a round.
+    session_.CloseRendezvous("the job failed: " + end.Describe());
+  }
+  decided(decision);
+}
+
+void MultiHostJob::HangUp() {
+  session_.CloseChannel();
+  session_.CancelJoin();
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,55 @@
+#pragma once
+// The job of a multi-host run (--nnodes MAX > 1): rendezvous rounds through the store, the
+// round's job channel (a local failure or signal ends the round for every host), the exit
+// barrier after success, and the job-wide restart decisions. Built on MultiHostSession. See
+// job.h.
+
+#include <boost/asio/io_context.hpp>
+#include <optional>
+#include <string>
+
+#include "launcher/agent/job.h"
+#include "launcher/agent/multi_host_session.h"
+#include "launcher/cli/options.h"
+
+namespace cpplaunch {
+
+class MultiHostJob final : public Job {
+ public:
+  // Plans this agent's part (PlanMultiHost). Throws std::runtime_error for a malformed
+  // --rdzv-conf value or endpoint.
+  MultiHostJob(boost::asio::io_context& io, const LaunchOptions& options,
+               const std::string& hostname, JobHooks hooks);
+
+  const std::string& run_id() const override { return session_.plan().run_id; }
+  std::string store_addr() const override { return master_addr_; }
+  int store_port() const override { return master_port_; }
+  std::unique_ptr<StoreServer> HostStore() override;
+  void Rendezvous(Ready ready, Failed failed) override;
+  void CancelRendezvous() override { session_.CancelJoin(); }
+  void OnWorkerExit(const WorkerExitEvent& event) override;
+  void OnSignal(int signo) override;
+  void OnAgentFailure(const std::string& message) override;
+  void Conclude(const AttemptResult& result, Decided decided) override;
+  bool LingersForPeers() const override { return true; }
+  void HangUp() override;
+
+ private:
+  void OnRoundEnd(const RoundEnd& end);
+  bool IsMine(const RoundEnd& end) const;
+  void Decide(const AttemptResult& result, const RoundEnd& end, const Decided& decided);
+
+  boost::asio::io_context& io_;
+  JobHooks hooks_;
+  int max_restarts_;
+  MultiHostSession session_;
+  std::string master_addr_;
+  int master_port_ = 0;
+  RankLayout layout_;
+  int restart_count_ = 0;
+  std::optional<RoundTransition> next_round_;  // how the last round ended
+  int interrupted_by_ = 0;                     // the signal the agent received, if any
+  bool stop_requested_ = false;  // this round's workers are stopped because another host asked
+};
+
+}  // namespace cpplaunch

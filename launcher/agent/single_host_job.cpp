@@ -1,0 +1,75 @@
+#include "launcher/agent/single_host_job.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "launcher/agent/store_host.h"
+#include "rendezvous/store/endpoint.h"
+
+namespace cpplaunch {
+
+// --standalone and a one-host c10d rendezvous behave as newest torchrun: a fresh run id
+// (standalone) and a free port unless one is given. An explicit port (or endpoint) is the
+// user's choice, so a busy one is an error rather than a silent move.
+SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& options,
+                             JobHooks hooks)
+    : io_(io),
+      hooks_(std::move(hooks)),
+      nproc_per_node_(options.nproc_per_node),
+      max_restarts_(options.max_restarts),
+      run_id_(options.rdzv_id),
+      master_addr_(options.master_addr),
+      master_port_(options.master_port),
+      port_was_chosen_(options.IsSet("--master-port")) {
+  const bool dynamic = options.standalone || options.rdzv_backend == "c10d";
+  if (options.standalone) {
+    run_id_ = RandomRunId();
+    master_addr_ = "127.0.0.1";
+    master_port_ = 0;
+    port_was_chosen_ = true;
+  } else if (dynamic || !options.rdzv_endpoint.empty()) {
+    std::string error;
+    auto endpoint = ParseEndpoint(
+        options.rdzv_endpoint.empty() ? "localhost:29400" : options.rdzv_endpoint, &error);
+    if (!endpoint) throw std::runtime_error("--rdzv-endpoint: " + error);
+    master_addr_ = endpoint->host;
+    master_port_ = endpoint->port >= 0 ? endpoint->port : (dynamic ? 29400 : master_port_);
+    port_was_chosen_ = true;
+  }
+}
+
+std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
+  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, hooks_.say);
+  master_port_ = store->port();
+  return store;
+}
+
+void SingleHostJob::Rendezvous(Ready ready, Failed failed) {
+  std::string error;
+  auto layout = ComputeRankLayout(0, 1, nproc_per_node_, &error);
+  if (!layout) return failed("error: rank layout: " + error);
+  ready(Round{std::move(*layout), restart_count_, master_addr_, master_port_});
+}
+
+void SingleHostJob::Conclude(const AttemptResult& result, Decided decided) {
+  AttemptDecision decision = AfterLocalAttempt(result, interrupted_by_, max_restarts_);
+  if (decision.next == NextStep::kNextAttempt && decision.consumes_restart) ++restart_count_;
+  decided(decision);
+}
+
+std::string RandomRunId() {
+  // The run id only has to be unique, not secret: the kernel's uuid is enough.
+  std::FILE* f = std::fopen("/proc/sys/kernel/random/uuid", "r");
+  char buf[64] = {};
+  if (f != nullptr) {
+    if (std::fgets(buf, sizeof(buf), f) == nullptr) buf[0] = '\0';
+    std::fclose(f);
+  }
+  std::string id(buf);
+  while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
+  return id.empty() ? "standalone-" + std::to_string(getpid()) : id;
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,48 @@
+#pragma once
+// The job of a single-host run (--nnodes 1, --standalone, or a one-host c10d rendezvous): this
+// agent is the whole world, hosts the store, and counts the restarts itself. See job.h.
+
+#include <boost/asio/io_context.hpp>
+#include <string>
+
+#include "launcher/agent/job.h"
+#include "launcher/cli/options.h"
+
+namespace cpplaunch {
+
+class SingleHostJob final : public Job {
+ public:
+  // Resolves the store's endpoint and the run id from the options (newest torchrun's rules).
+  // Throws std::runtime_error for a malformed --rdzv-endpoint.
+  SingleHostJob(boost::asio::io_context& io, const LaunchOptions& options, JobHooks hooks);
+
+  const std::string& run_id() const override { return run_id_; }
+  std::string store_addr() const override { return master_addr_; }
+  int store_port() const override { return master_port_; }
+  std::unique_ptr<StoreServer> HostStore() override;
+  void Rendezvous(Ready ready, Failed failed) override;
+  void CancelRendezvous() override {}
+  void OnWorkerExit(const WorkerExitEvent&) override {}
+  void OnSignal(int signo) override { interrupted_by_ = signo; }
+  void OnAgentFailure(const std::string&) override {}
+  void Conclude(const AttemptResult& result, Decided decided) override;
+  bool LingersForPeers() const override { return false; }
+  void HangUp() override {}
+
+ private:
+  boost::asio::io_context& io_;
+  JobHooks hooks_;
+  int nproc_per_node_;
+  int max_restarts_;
+  std::string run_id_;
+  std::string master_addr_;
+  int master_port_ = 0;
+  bool port_was_chosen_ = false;
+  int restart_count_ = 0;
+  int interrupted_by_ = 0;
+};
+
+// A uuid4 as Python prints it (the run id of --standalone).
+std::string RandomRunId();
+
+}  // namespace cpplaunch

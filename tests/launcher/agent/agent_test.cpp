@@ -1,0 +1,193 @@
+// The agent's story with a fake worker group on its real loop and a real store on 127.0.0.1
+// (port 0): exit codes, restarts, signals and refusals, as the user sees them on the console.
+
+#include "launcher/agent/agent.h"
+
+#include <signal.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "fake_worker_group.h"
+#include "rendezvous/store/store_server.h"
+
+namespace cpplaunch {
+namespace {
+
+// A console the test can read back: an unlinked temporary file.
+class Capture {
+ public:
+  Capture() : file_(std::tmpfile()) { REQUIRE(file_ != nullptr); }
+  ~Capture() { std::fclose(file_); }
+  int fd() const { return fileno(file_); }
+  std::string Text() const {
+    std::ifstream in("/proc/self/fd/" + std::to_string(fd()));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+  FakeWorkerGroup* group = nullptr;  // valid during `script` only
+  int starts = 0;
+  std::vector<std::vector<ProcessSpec>> started;
+  std::vector<FakeWorkerGroup::Stop> stops;
+};
+
+using Script = std::function<void(boost::asio::io_context&, FakeWorkerGroup&,
+                                  const std::vector<ProcessSpec>&)>;
+
+LaunchOptions Options(std::vector<std::string> extra) {
+  std::vector<std::string> argv = {"--nproc-per-node=2", "--master-addr=127.0.0.1",
+                                   "--master-port=0", "--log-dir=/dev/null"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.insert(argv.end(), {"--no-python", "/bin/true"});
+  ParseResult parsed = ParseOptions(argv, EnvMap{});
+  REQUIRE(parsed.status == ParseStatus::kOk);
+  return parsed.options;
+}
+
+// Runs an agent whose workers do what `script` says after each start.
+Run RunAgent(LaunchOptions options, Script script, EnvMap env = {}) {
+  Capture out, err;
+  Run run;
+  FakeWorkerGroup* group = nullptr;
+  AgentParts parts;
+  parts.stdout_fd = out.fd();
+  parts.stderr_fd = err.fd();
+  parts.make_worker_group = [&](boost::asio::io_context& io) {
+    auto fake = std::make_unique<FakeWorkerGroup>();
+    fake->loop = &io;
+    fake->on_start = [&io, fake = fake.get(), script](const std::vector<ProcessSpec>& specs) {
+      // The group's callbacks never run inside the call that caused them.
+      boost::asio::post(io, [&io, fake, script, specs] { script(io, *fake, specs); });
+    };
+    group = fake.get();
+    return fake;
+  };
+  Agent agent(std::move(options), std::move(env), std::move(parts));
+  run.code = agent.Run();
+  if (group != nullptr) {
+    run.starts = group->starts;
+    run.started = group->started;
+    run.stops = group->stops;
+  }
+  run.out = out.Text();
+  run.err = err.Text();
+  return run;
+}
+
+void ExitAll(FakeWorkerGroup& group, const std::vector<ProcessSpec>& specs, int code) {
+  for (const ProcessSpec& spec : specs) group.Exit(spec.id, WorkerExit::Exited(code));
+}
+
+bool HasEnv(const ProcessSpec& spec, const std::string& entry) {
+  return std::find(spec.env.begin(), spec.env.end(), entry) != spec.env.end();
+}
+
+TEST_CASE("Agent: every worker succeeding exits 0", "[agent]") {
+  Run run = RunAgent(Options({}), [](auto&, FakeWorkerGroup& group, const auto& specs) {
+    ExitAll(group, specs, 0);
+  });
+  CHECK(run.code == 0);
+  REQUIRE(run.starts == 1);
+  REQUIRE(run.started[0].size() == 2);
+  const ProcessSpec& rank1 = run.started[0][1];
+  CHECK(rank1.argv == std::vector<std::string>{"/bin/true"});
+  CHECK(HasEnv(rank1, "RANK=1"));
+  CHECK(HasEnv(rank1, "WORLD_SIZE=2"));
+  CHECK(HasEnv(rank1, "MASTER_ADDR=127.0.0.1"));
+  CHECK(!HasEnv(rank1, "MASTER_PORT=0"));  // the store's bound port, not the requested 0
+  CHECK(run.err.find("ChildFailedError") == std::string::npos);
+}
+
+TEST_CASE("Agent: a failure with a restart left restarts, then fails with the summary", "[agent]") {
+  Run run =
+      RunAgent(Options({"--max-restarts=1"}), [](auto&, FakeWorkerGroup& group, const auto& specs) {
+        group.Exit(specs[0].id, WorkerExit::Exited(3));  // the rest is torn down
+      });
+  CHECK(run.code == 1);
+  REQUIRE(run.starts == 2);
+  CHECK(HasEnv(run.started[0][0], "TORCHELASTIC_RESTART_COUNT=0"));
+  CHECK(HasEnv(run.started[1][0], "TORCHELASTIC_RESTART_COUNT=1"));
+  CHECK(run.err.find("cpplaunch: worker group failed; restarting it (restart 1 of 1)") !=
+        std::string::npos);
+  CHECK(run.err.find("failed (exitcode: 3) local_rank: 0") != std::string::npos);
+  CHECK(run.err.find("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:") !=
+        std::string::npos);
+  // The summary comes once, after the last attempt.
+  CHECK(run.err.find("restarting it") < run.err.find("ChildFailedError"));
+  CHECK(run.stops.at(0).signo == SIGTERM);
+}
+
+TEST_CASE("Agent: the agent's own error file names the root cause", "[agent]") {
+  const auto path = std::filesystem::temp_directory_path() / "cpplaunch_agent_test_error.json";
+  std::filesystem::remove(path);
+  Run run = RunAgent(
+      Options({}),
+      [](auto&, FakeWorkerGroup& group, const auto& specs) {
+        group.Exit(specs[1].id, WorkerExit::Exited(7));
+      },
+      EnvMap{{"TORCHELASTIC_ERROR_FILE", path.string()}});
+  CHECK(run.code == 1);
+  CHECK(run.starts == 1);
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("local_rank: 1") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("Agent: a signal while workers run is forwarded and exits 1", "[agent]") {
+  Run run = RunAgent(Options({}), [](auto&, FakeWorkerGroup&, const auto&) {
+    // SIGHUP is one of the handled signals and none Catch2 watches.
+    ::raise(SIGHUP);
+  });
+  CHECK(run.code == 1);
+  CHECK(run.starts == 1);
+  REQUIRE(!run.stops.empty());
+  CHECK(run.stops[0].signo == SIGHUP);
+  CHECK(run.err.find("cpplaunch: received SIGHUP; forwarding it to the workers") !=
+        std::string::npos);
+  CHECK(run.err.find("cpplaunch: workers stopped after SIGHUP; exiting with code 1") !=
+        std::string::npos);
+}
+
+TEST_CASE("Agent: an unsupported option exits 2 before anything starts", "[agent]") {
+  LaunchOptions options = Options({});
+  options.event_log_handler = "console";
+  Run run = RunAgent(options, [](auto&, FakeWorkerGroup&, const auto&) { FAIL("started"); });
+  CHECK(run.code == 2);
+  CHECK(run.starts == 0);
+  CHECK(run.err.find("cpplaunch: error: --event-log-handler=console is not supported") == 0);
+}
+
+TEST_CASE("Agent: a chosen busy store port exits 1 naming it", "[agent]") {
+  boost::asio::io_context other;
+  StoreServerOptions busy;
+  busy.bind_host = "127.0.0.1";
+  StoreServer holder(other, busy);
+  LaunchOptions options = Options({});
+  options.master_port = holder.port();
+  Run run = RunAgent(options, [](auto&, FakeWorkerGroup&, const auto&) { FAIL("started"); });
+  CHECK(run.code == 1);
+  CHECK(run.starts == 0);
+  CHECK(run.err.find("cpplaunch: error: ") == 0);
+  CHECK(run.err.find(std::to_string(holder.port())) != std::string::npos);
+}
+
+}  // namespace
+}  // namespace cpplaunch
