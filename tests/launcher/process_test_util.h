@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +18,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "base/fd_io.h"
+#include "base/unique_fd.h"
 
 namespace cpplaunch::testing {
 
@@ -35,23 +37,22 @@ inline void Measured(const std::string& text) {
   std::fprintf(stderr, "[measured] %s\n", text.c_str());
 }
 
+// A pipe whose ends close with it (or earlier, by CloseRead/CloseWrite).
 class Pipe {
  public:
   explicit Pipe(bool cloexec = true) {
-    if (::pipe2(fds_, cloexec ? O_CLOEXEC : 0) != 0) std::abort();
+    int fds[2];
+    if (::pipe2(fds, cloexec ? O_CLOEXEC : 0) != 0) std::abort();
+    read_.reset(fds[0]);
+    write_.reset(fds[1]);
   }
-  ~Pipe() {
-    CloseRead();
-    CloseWrite();
-  }
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  int read_fd() const { return fds_[0]; }
-  int write_fd() const { return fds_[1]; }
-  void CloseRead() { Close(fds_[0]); }
-  void CloseWrite() { Close(fds_[1]); }
+  int read_fd() const { return read_.get(); }
+  int write_fd() const { return write_.get(); }
+  void CloseRead() { read_.reset(); }
+  void CloseWrite() { write_.reset(); }
 
-  // Reads until `needle` appears, EOF, or the timeout; returns everything read.
+  // Reads until `needle` appears, EOF, or the timeout; returns everything read. WaitFd and
+  // ReadSome retry EINTR (the SIGCHLD of the group under test).
   std::string ReadUntil(const std::string& needle, std::chrono::milliseconds timeout) {
     std::string data;
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -59,26 +60,19 @@ class Pipe {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
-      pollfd pfd{fds_[0], POLLIN, 0};
-      int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
-      if (ready < 0 && errno == EINTR) continue;  // SIGCHLD of the group under test
-      if (ready <= 0) break;
+      if (!WaitFd(read_.get(), POLLIN, left)) break;
       char buf[4096];
-      ssize_t n = ::read(fds_[0], buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      data.append(buf, static_cast<size_t>(n));
+      const IoResult r = ReadSome(read_.get(), buf, sizeof(buf));
+      if (!r.ok()) break;
+      data.append(buf, r.bytes);
     }
     return data;
   }
   std::string ReadAll(std::chrono::milliseconds timeout) { return ReadUntil("\x01\x02", timeout); }
 
  private:
-  static void Close(int& fd) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  int fds_[2] = {-1, -1};
+  UniqueFd read_;
+  UniqueFd write_;
 };
 
 class TempDir {

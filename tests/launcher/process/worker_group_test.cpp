@@ -204,9 +204,9 @@ TEST_CASE("Teardown kills grandchildren, even those ignoring SIGTERM or daemoniz
 TEST_CASE("No agent descriptor leaks into a worker", "[launcher][process]") {
   // Deliberately leaky parent: a listening socket and a pipe without close-on-exec, plus a
   // close-on-exec pipe and the worker's own stdout pipe.
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(listener >= 0);
-  REQUIRE(::listen(listener, 1) == 0);
+  UniqueFd listener(::socket(AF_INET, SOCK_STREAM, 0));
+  REQUIRE(listener.valid());
+  REQUIRE(::listen(listener.get(), 1) == 0);
   Pipe leaky(false);
   Pipe cloexec(true);
   Pipe out;
@@ -222,7 +222,6 @@ TEST_CASE("No agent descriptor leaks into a worker", "[launcher][process]") {
   INFO(err.ReadAll(1s));
   CHECK(h.exits[0].exit == WorkerExit::Exited(0));
   CHECK(out.ReadAll(1s) == "out line 0\n");
-  ::close(listener);
 }
 
 TEST_CASE("A program that cannot be executed exits 127 or 126 with a clear message",
@@ -236,7 +235,7 @@ TEST_CASE("A program that cannot be executed exits 127 or 126 with a clear messa
 
   // Capture the agent's stderr, where the child reports the failure.
   Pipe err;
-  int saved = ::dup(2);
+  UniqueFd saved(::dup(2));
   ::dup2(err.write_fd(), 2);
   Harness h;
   ProcessSpec missing = Spec(0, {});
@@ -250,8 +249,8 @@ TEST_CASE("A program that cannot be executed exits 127 or 126 with a clear messa
   ProcessSpec on_path = Spec(4, {});
   on_path.argv = {"true"};
   h.group->Start({missing, not_on_path, denied, bad_cwd, on_path});
-  ::dup2(saved, 2);
-  ::close(saved);
+  ::dup2(saved.get(), 2);
+  saved.reset();
   err.CloseWrite();
   REQUIRE(h.WaitExits(5));
   std::string messages = err.ReadAll(1s);
@@ -306,7 +305,7 @@ TEST_CASE("A worker gets exactly the given environment and working directory",
   out.CloseWrite();
   out.ReadUntil("ready\nready\n", 5s);
   std::string note = sentinel->cgroup_path() + "\n";
-  (void)!::write(ready_fd, note.data(), note.size());
+  (void)WriteSome(ready_fd, note);
   io.run();
   ::_exit(0);
 }
