@@ -1,0 +1,117 @@
+#include "rendezvous/store_steps.h"
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "rendezvous_test_support.h"
+
+namespace cpplaunch {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using Clock = AsyncStoreClient::Clock;
+using testing::RunUntil;
+using testing::SpawnBody;
+
+TEST_CASE("FormatSeconds rounds long durations to seconds", "[rendezvous][store_steps]") {
+  CHECK(FormatSeconds(12400ms) == "12 s");
+  CHECK(FormatSeconds(1500ms) == "1.5 s");
+  CHECK(FormatSeconds(-3s) == "0.0 s");
+}
+
+TEST_CASE("Round keys live under the run's agent prefix", "[rendezvous][store_steps]") {
+  CHECK(GoKey("job", 2) == "cpplaunch/job/r2/go");
+  CHECK(EndKey("job", 0) == "cpplaunch/job/r0/end");
+  CHECK(rendezvous_keys::Heartbeat("job", "10.0.0.1_7") == "cpplaunch/job/hb/10.0.0.1_7");
+}
+
+// Two clients connected to a StoreServer on 127.0.0.1, driven on one io_context.
+struct Fixture {
+  asio::io_context io;
+  StoreServer server{io, testing::LoopbackServer()};
+  AsyncStoreClient a{io.get_executor()};
+  AsyncStoreClient b{io.get_executor()};
+
+  Fixture() {
+    auto connected = SpawnBody(io, [this]() -> asio::awaitable<void> {
+      co_await a.Connect("127.0.0.1", server.port(), Clock::now() + 5s);
+      co_await b.Connect("127.0.0.1", server.port(), Clock::now() + 5s);
+    });
+    RunUntil(
+        io, [&] { return connected->done; }, 5000ms);
+    connected->get();
+  }
+};
+
+TEST_CASE("PublishRoundEnd: the first notice of a round is everybody's",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  RoundEnd first;
+  first.host = "host0";
+  first.detail = "exitcode 1";
+  RoundEnd second = first;
+  second.host = "host1";
+  auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<RoundEnd>> {
+    std::vector<RoundEnd> ends;
+    ends.push_back(co_await PublishRoundEnd(f.a, "job", 3, first));
+    ends.push_back(co_await PublishRoundEnd(f.b, "job", 3, second));
+    co_return ends;
+  });
+  RunUntil(
+      f.io, [&] { return outcome->done; }, 5000ms);
+  auto ends = outcome->get();
+  CHECK(ends[0] == first);
+  CHECK(ends[1] == first);
+}
+
+TEST_CASE("ClearWorkerKeys deletes the workers' keys, keeps the agents' and sets go",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<bool>> {
+    co_await f.a.Set("/worker/barrier", "1");
+    co_await f.a.Set("cpplaunch/job/state", "s");
+    co_await ClearWorkerKeys(f.a, "job", 1);
+    // Keys are built outside co_await expressions: GCC 12 mis-compiles braced lists there.
+    const std::vector<std::string> keys{"/worker/barrier", "cpplaunch/job/state",
+                                        "cpplaunch/job/r1/go"};
+    std::vector<bool> present;
+    for (const std::string& key : keys) {
+      std::vector<std::string> one(1, key);
+      present.push_back(co_await f.b.Check(std::move(one)));
+    }
+    co_return present;
+  });
+  RunUntil(
+      f.io, [&] { return outcome->done; }, 5000ms);
+  CHECK(outcome->get() == std::vector<bool>{false, true, true});
+}
+
+TEST_CASE("WaitForKeys ticks between slices and gives up at the deadline",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  int ticks = 0;
+  auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<bool>> {
+    std::vector<bool> results;
+    auto on_tick = [&]() -> asio::awaitable<void> {
+      ++ticks;
+      co_return;
+    };
+    std::vector<std::string> absent(1, "absent");
+    std::vector<std::string> present(1, "present");
+    results.push_back(co_await WaitForKeys(f.a, absent, Clock::now() + 120ms, 30ms, on_tick));
+    co_await f.b.Set("present", "");
+    results.push_back(co_await WaitForKeys(f.a, present, Clock::now() + 5s, 30ms, on_tick));
+    co_return results;
+  });
+  RunUntil(
+      f.io, [&] { return outcome->done; }, 5000ms);
+  CHECK(outcome->get() == std::vector<bool>{false, true});
+  CHECK(ticks >= 2);
+}
+
+}  // namespace
+}  // namespace cpplaunch
