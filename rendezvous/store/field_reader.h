@@ -38,7 +38,7 @@ enum class FieldError : uint8_t {
   kCount,         // a list longer than max_key_count
 };
 
-// `value` as little-endian unsigned integer of `width` (<= 8) bytes.
+// The unsigned little-endian integer in the first `width` (<= 8) bytes of `bytes`.
 uint64_t LoadLittleEndian(const uint8_t* bytes, size_t width);
 
 class FieldReader {
