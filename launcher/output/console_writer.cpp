@@ -66,6 +66,7 @@ void ConsoleWriter::Write(std::string_view chunk) {
     WriteBlocking(chunk);
     return;
   }
+  // Written at once only behind an empty queue: anything else would overtake queued chunks.
   if (queued_bytes() == 0) {
     chunk.remove_prefix(WriteNow(chunk));
     if (chunk.empty()) return;
@@ -120,6 +121,8 @@ void ConsoleWriter::OnWritable() {
     queue_.clear();
     queue_head_ = 0;
   } else if (queue_head_ > kLowWater && queue_head_ > queue_.size() / 2) {
+    // The written head is cut off only once it is large and most of the buffer, so the
+    // memmove costs O(1) per byte written, not a copy of the queue per write.
     queue_.erase(0, queue_head_);
     queue_head_ = 0;
   }

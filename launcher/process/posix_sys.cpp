@@ -319,8 +319,10 @@ pid_t SpawnChild(const ChildPlan& plan) {
 
 std::optional<bool> ProbeCloneIntoCgroup(int cgroup_dir_fd) {
   long pid = CloneIntoCgroup(cgroup_dir_fd);
-  if (pid == 0) ::_exit(0);
+  if (pid == 0) ::_exit(0);  // being born inside was the whole test
   if (pid < 0) {
+    // ENOSYS: no clone3 (Linux < 5.3); E2BIG: clone_args larger than the kernel knows; EINVAL:
+    // no CLONE_INTO_CGROUP (Linux < 5.7). Anything else is the cgroup refusing.
     if (errno == ENOSYS || errno == E2BIG || errno == EINVAL) return std::nullopt;
     return false;
   }
@@ -449,6 +451,8 @@ std::pair<UniqueFd, UniqueFd> SeqpacketPair() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+// MSG_DONTWAIT: the agent never blocks on a sentinel that stopped reading (stopped by a
+// debugger, say); the caller is told and containment rests on the other layers.
 bool SendSentinelMessage(int fd, const SentinelMessage& message) {
   ssize_t n;
   do {
