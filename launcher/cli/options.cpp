@@ -49,15 +49,17 @@ void CheckEnvironmentTypes(const RawValues& raw) {
   }
 }
 
-// Program_options reads the words before the script; each value is checked in command-line
-// order (argparse converts as it goes, so the first bad word is the one reported), and the
-// last occurrence of an option wins.
+// Program_options reads the words before the script. The parsed options are walked here
+// rather than stored in a variables_map: argparse checks each value as it meets it (so the
+// first bad word is the one reported) and keeps the last of repeated options, where store()
+// would refuse a repeat.
 void ReadOptionWords(const std::vector<std::string>& words, RawValues& raw) {
   po::parsed_options parsed(nullptr);
   try {
     parsed = po::command_line_parser(words).options(OptionDescriptions()).style(kStyle).run();
   } catch (const po::error& e) {
-    // SplitAtScript passes only words argparse accepts, in forms Program_options reads alike.
+    // Not expected: SplitAtScript passes only words argparse accepts, in forms Program_options
+    // reads alike. Should one slip through, it is still a command-line error.
     UsageError(e.what());
   }
   for (const po::option& option : parsed.options) {

@@ -7,6 +7,11 @@
 // Pure apart from the host probe: ParseOptions reads nothing from the process; the
 // environment comes in as a value, and the CPU/GPU counts needed for --nproc-per-node
 // cpu/gpu/auto come from a HostProbe (the two-argument overload uses the real host).
+//
+// The parts, in the order a parse uses them: pet_env.h (PET_* through Program_options' name
+// mapper), argv_split.h (the split at the script, with argparse's word rules), then
+// Program_options over the option words (program_options.h), option_value.h (argparse's type
+// and choice checks) and resolve_options.h (torchrun's checks after parsing).
 
 #include <chrono>
 #include <functional>
