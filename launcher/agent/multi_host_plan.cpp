@@ -101,6 +101,8 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
     plan.store_host = o.master_addr;
     plan.store_port = o.master_port;
   }
+  // Who serves the store: torchrun's is_host overrides; a static job has a fixed rank 0; a
+  // c10d job guesses from the endpoint's address, since no rank is known before the rendezvous.
   auto forced = o.rdzv_conf.Get("is_host");
   if (forced) {
     auto value = o.rdzv_conf.GetBool("is_host", false, error);
@@ -116,6 +118,7 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
 
   RendezvousSettings& r = plan.rendezvous;
   r.run_id = plan.run_id;
+  // A static rendezvous waits for every node: it has no elastic range.
   r.min_nodes = plan.dynamic ? o.min_nodes : o.max_nodes;
   r.max_nodes = o.max_nodes;
   r.node_rank = o.node_rank;
@@ -125,6 +128,7 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
   r.master_addr = plan.store_host;
   r.master_port = plan.store_port;
   r.self.addr = o.local_addr.value_or("");
+  // Unique among agents sharing a host name (several agents per host in loopback tests).
   r.self.node_id = "_" + std::to_string(pid);
   r.self.hostname = hostname;
   r.self.local_world_size = o.nproc_per_node;
@@ -145,6 +149,7 @@ bool IsLocalAddress(const std::string& host) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  // Raw address bytes compare IPv4 and IPv6 alike, whatever text form the user wrote.
   std::set<std::string> wanted;
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     if (a->ai_family == AF_INET) {

@@ -47,8 +47,11 @@ void MultiHostSession::JoinRound(std::optional<RoundTransition> previous,
   asio::co_spawn(io_, rendezvous_->Next(previous),
                  [this, alive = alive_, ready = std::move(ready), failed = std::move(failed)](
                      std::exception_ptr error, RendezvousResult round) {
+                   // The session may be gone when a cancelled coroutine completes.
                    if (!*alive) return;
                    if (error) return failed(Message(error));
+                   // A new round starts with a clean slate: the last round's end and pending
+                   // notices belong to the old channel.
                    round_ = std::move(round);
                    round_end_.reset();
                    pending_publish_.reset();
@@ -75,6 +78,7 @@ void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) 
       return Deliver(lost);
     }
     channel_ready_ = true;
+    // What happened while the channel connected (a quick failure, quick success) goes out now.
     if (pending_publish_) {
       RoundEnd notice = *pending_publish_;
       pending_publish_.reset();
@@ -110,6 +114,7 @@ void MultiHostSession::WhenEndKnown(std::function<void(const RoundEnd&)> fn) {
 
 void MultiHostSession::Deliver(const RoundEnd& notice) {
   if (round_end_) return;
+  // First notice wins: every host acts on the same root cause.
   round_end_ = notice;
   if (finishing_ && channel_) channel_->Stop();  // interrupts the exit barrier
   if (on_end_) on_end_(notice);
@@ -156,6 +161,8 @@ asio::awaitable<FinishOutcome> MultiHostSession::Finish() {
   } catch (const std::exception&) {
     co_return FinishOutcome::kInterrupted;
   }
+  // Only after every host departed: a late host then learns the job is over, not that a
+  // round is open.
   co_await rendezvous_->Close("the job finished");
   co_return FinishOutcome::kPassed;
 }

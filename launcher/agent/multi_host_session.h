@@ -80,10 +80,8 @@ class MultiHostSession {
   std::optional<RoundEnd> round_end_;
   std::optional<RoundEnd> pending_publish_;  // published once the channel is connected
   bool channel_ready_ = false;
-  bool finishing_ = false;
-  std::function<void(FinishOutcome)>
-      pending_finish_;  // FinishJob before the channel was up  // in the exit barrier: a round end
-                        // interrupts it
+  bool finishing_ = false;  // in the exit barrier: a round end interrupts it
+  std::function<void(FinishOutcome)> pending_finish_;  // FinishJob before the channel was up
   std::vector<std::function<void(const RoundEnd&)>> waiters_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // guards late completions
 };
