@@ -180,7 +180,7 @@ class Agent::Impl {
   }
 
   void OnAttemptDone(const AttemptResult& result) {
-    state_ = AgentState::kConcluding;
+    if (!Ending()) state_ = AgentState::kConcluding;
     for (const WorkerExitEvent& stuck : result.unreaped)
       Say("worker local rank " + std::to_string(stuck.id) + " (pid " + std::to_string(stuck.pid) +
           ") did not die after SIGKILL (uninterruptible sleep?); abandoning it");
@@ -195,7 +195,7 @@ class Agent::Impl {
 
   void CarryOut(const AttemptResult& result, const AttemptDecision& decision) {
     // The agent already ended meanwhile (a signal during the exit barrier): nothing to add.
-    if (state_ == AgentState::kLingering || state_ == AgentState::kDone) return;
+    if (Ending()) return;
     if (decision.report != FailureReportKind::kNone) {
       ReportFailures(result, decision.report == FailureReportKind::kFinal);
     }
@@ -305,8 +305,11 @@ class Agent::Impl {
     End(ExitCode::kFailure);
   }
 
+  bool Ending() const { return state_ == AgentState::kLingering || state_ == AgentState::kDone; }
+
+  // The first end stands; later ones (late callbacks of an ended job) change nothing.
   void End(ExitCode code) {
-    if (state_ == AgentState::kLingering || state_ == AgentState::kDone) return;
+    if (Ending()) return;
     if (store_ && job_->LingersForPeers()) return Linger(code);
     Exit(code);
   }
