@@ -55,30 +55,14 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
     std::optional<RoundTransition> previous) {
   const auto started = Clock::now();
   const auto deadline = started + settings_.join_timeout;
-  const NodeInfo& self = settings_.self;
   if (!client_.connected()) {
-    co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port, self.Label(),
-                                 deadline, settings_.progress_interval, settings_.progress);
+    co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port,
+                                 settings_.self.Label(), deadline, settings_.progress_interval,
+                                 settings_.progress);
     CompleteSelf(client_, &settings_);
   }
-  // The node record and the heartbeat counter exist before this node can be a participant:
-  // the others read every participant's record, and the job channel counts a counter that never
-  // appears as a lost peer.
-  if (!published_) {
-    std::vector<std::string> keys{NodeKey(self.node_id),
-                                  rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};
-    std::vector<Bytes> values{self.Encode(), "0"};
-    co_await client_.MultiSet(std::move(keys), std::move(values));
-    published_ = true;
-  }
-  JoinRequest me;
-  me.node_id = self.node_id;
-  me.min_nodes = settings_.min_nodes;
-  me.max_nodes = settings_.max_nodes;
-  me.last_call_timeout = settings_.last_call_timeout;
-  me.min_round = previous ? previous->round + 1 : 0;
-  me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
-
+  co_await PublishSelf();
+  const JoinRequest me = JoinRequestFor(previous);
   next_progress_ = Clock::now() + settings_.progress_interval;
   Snapshot snapshot;  // assume no state: the first write creates it or returns the real one
   for (;;) {
@@ -93,49 +77,94 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
         co_return co_await Finish(decision.next, decision.rank, deadline);
       case JoinAction::kClosed:
         throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
-                              client_.peer() + " from " + self.Label() +
+                              client_.peer() + " from " + settings_.self.Label() +
                               ": its rendezvous is closed (" + decision.message + ")");
-      case JoinAction::kMismatch: {
-        std::string message = self.Label() + ": " + decision.message;
-        RendezvousState closed = Closed(decision.next, message);
-        co_await Write(&snapshot, closed);
-        if (decision.next.complete) {
-          RoundEnd notice;
-          notice.kind = RoundEndKind::kConfigError;
-          notice.host = self.hostname;
-          notice.addr = self.addr;
-          notice.detail = message;
-          co_await PublishRoundEnd(client_, settings_.run_id, decision.next.round, notice);
-        }
-        throw RendezvousError(message);
-      }
-      case JoinAction::kWait: {
+      case JoinAction::kMismatch:
+        co_await RefuseMismatch(&snapshot, decision);  // throws
+        break;
+      case JoinAction::kWait:
         if (Clock::now() >= deadline) {
-          std::string state = snapshot.state ? std::to_string(snapshot.state->participants.size()) +
-                                                   " host(s) had joined round " +
-                                                   std::to_string(snapshot.state->round)
-                                             : "no host had joined";
           co_await Leave(snapshot);
-          throw RendezvousError("rendezvous of job '" + settings_.run_id + "' at the store " +
-                                client_.peer() + " timed out on " + self.Label() + " after " +
-                                FormatSeconds(Clock::now() - started) +
-                                " (join_timeout): " + state +
-                                ", --nnodes=" + Nnodes(settings_.min_nodes, settings_.max_nodes));
+          throw TimeoutError(snapshot, started);
         }
-        auto until = std::min(deadline, next_progress_);
-        if (decision.wake_at_ms != 0) {
-          until = std::min(
-              until, Clock::now() + std::chrono::milliseconds(decision.wake_at_ms - WallMs()));
-        }
-        co_await WaitForChange(snapshot, until);
-        if (Clock::now() >= next_progress_) {
-          ReportProgress(decision.next, deadline);
-          next_progress_ = Clock::now() + settings_.progress_interval;
-        }
+        co_await WaitForNews(snapshot, decision, deadline);
         snapshot = co_await Read();
         break;
-      }
     }
+  }
+}
+
+// The node record and the heartbeat counter exist before this node can be a participant: the
+// others read every participant's record, and the job channel counts a counter that never
+// appears as a lost peer.
+Rendezvous::Task<void> DynamicRendezvous::PublishSelf() {
+  if (published_) co_return;
+  const NodeInfo& self = settings_.self;
+  std::vector<std::string> keys{NodeKey(self.node_id),
+                                rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};
+  std::vector<Bytes> values{self.Encode(), "0"};
+  co_await client_.MultiSet(std::move(keys), std::move(values));
+  published_ = true;
+}
+
+JoinRequest DynamicRendezvous::JoinRequestFor(
+    const std::optional<RoundTransition>& previous) const {
+  JoinRequest me;
+  me.node_id = settings_.self.node_id;
+  me.min_nodes = settings_.min_nodes;
+  me.max_nodes = settings_.max_nodes;
+  me.last_call_timeout = settings_.last_call_timeout;
+  me.min_round = previous ? previous->round + 1 : 0;
+  me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+  return me;
+}
+
+// This node's settings contradict the round's (--nnodes, --max-restarts): the rendezvous is
+// closed with the reason, and when the round was already running its hosts are told through
+// the round's end key, so every host stops with the same message instead of waiting.
+Rendezvous::Task<void> DynamicRendezvous::RefuseMismatch(Snapshot* snapshot,
+                                                         const JoinDecision& decision) {
+  const NodeInfo& self = settings_.self;
+  std::string message = self.Label() + ": " + decision.message;
+  RendezvousState closed = Closed(decision.next, message);
+  co_await Write(snapshot, closed);
+  if (decision.next.complete) {
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kConfigError;
+    notice.host = self.hostname;
+    notice.addr = self.addr;
+    notice.detail = message;
+    co_await PublishRoundEnd(client_, settings_.run_id, decision.next.round, notice);
+  }
+  throw RendezvousError(message);
+}
+
+RendezvousError DynamicRendezvous::TimeoutError(const Snapshot& snapshot,
+                                                Clock::time_point started) const {
+  std::string state = snapshot.state
+                          ? std::to_string(snapshot.state->participants.size()) +
+                                " host(s) had joined round " + std::to_string(snapshot.state->round)
+                          : "no host had joined";
+  return RendezvousError("rendezvous of job '" + settings_.run_id + "' at the store " +
+                         client_.peer() + " timed out on " + settings_.self.Label() + " after " +
+                         FormatSeconds(Clock::now() - started) + " (join_timeout): " + state +
+                         ", --nnodes=" + Nnodes(settings_.min_nodes, settings_.max_nodes));
+}
+
+// Waits for the state to change, for the decision's wake-up time (last call), or for the next
+// progress line, whichever comes first; prints the progress line when it is due.
+Rendezvous::Task<void> DynamicRendezvous::WaitForNews(const Snapshot& snapshot,
+                                                      const JoinDecision& decision,
+                                                      Clock::time_point deadline) {
+  auto until = std::min(deadline, next_progress_);
+  if (decision.wake_at_ms != 0) {
+    until =
+        std::min(until, Clock::now() + std::chrono::milliseconds(decision.wake_at_ms - WallMs()));
+  }
+  co_await WaitForChange(snapshot, until);
+  if (Clock::now() >= next_progress_) {
+    ReportProgress(decision.next, deadline);
+    next_progress_ = Clock::now() + settings_.progress_interval;
   }
 }
 

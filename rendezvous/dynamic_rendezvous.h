@@ -32,6 +32,17 @@ class DynamicRendezvous : public Rendezvous {
     std::optional<RendezvousState> state;
     Bytes raw;  // the stored value: the COMPARE_SET fencing token ("" = no state yet)
   };
+  using Clock = AsyncStoreClient::Clock;
+
+  // The steps of Next().
+  Task<void> PublishSelf();
+  JoinRequest JoinRequestFor(const std::optional<RoundTransition>& previous) const;
+  // Closes the rendezvous with the mismatch and tells a running round; always throws.
+  Task<void> RefuseMismatch(Snapshot* snapshot, const JoinDecision& decision);
+  RendezvousError TimeoutError(const Snapshot& snapshot, Clock::time_point started) const;
+  Task<void> WaitForNews(const Snapshot& snapshot, const JoinDecision& decision,
+                         Clock::time_point deadline);
+
   Task<Snapshot> Read();
   // COMPARE_SET; returns true when `next` was stored. Refreshes *snapshot either way.
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);

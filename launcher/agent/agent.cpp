@@ -173,6 +173,7 @@ class Agent::Impl {
       processes.push_back(ProcessSpec{.id = spec.local_rank,
                                       .argv = spec.argv,
                                       .env = spec.env,
+                                      .cwd = std::nullopt,
                                       .stdout_fd = stdio.stdout_fd,
                                       .stderr_fd = stdio.stderr_fd});
     }
