@@ -3,6 +3,8 @@
 namespace cpplaunch {
 namespace {
 
+// Python's Template.idpattern is (?a:[_a-z][_a-z0-9]*) under IGNORECASE: ASCII letters of
+// either case, never a non-ASCII identifier character.
 bool IsIdentStart(char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 bool IsIdentChar(char c) { return IsIdentStart(c) || (c >= '0' && c <= '9'); }
 
@@ -53,7 +55,7 @@ std::string SubstituteLocalRank(std::string_view arg, int local_rank) {
       i += len + 1;
       continue;
     }
-    out += '$';
+    out += '$';  // a "$" before no identifier: safe_substitute keeps it, unlike substitute
     ++i;
   }
   return out;

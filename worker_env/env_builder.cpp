@@ -10,6 +10,8 @@ void Put(EnvMap& env, std::string_view name, std::string value) {
   env.insert_or_assign(std::string(name), std::move(value));
 }
 
+// insert_or_assign: torchrun's variables override whatever the agent's environment holds
+// under the same name (a stale RANK from an outer launcher must not leak into a worker).
 void PutIdentity(EnvMap& env, const WorkerIdentity& who) {
   using namespace env_names;
   Put(env, kLocalRank, std::to_string(who.local_rank));
@@ -30,12 +32,15 @@ void PutJob(EnvMap& env, const JobInfo& job, int local_rank) {
   Put(env, kRestartCount, std::to_string(job.restart_count));
   Put(env, kMaxRestarts, std::to_string(job.max_restarts));
   Put(env, kRunId, job.run_id);
+  // Python's str(bool): torch's env:// init treats the agent store as in use only when the
+  // value is exactly the text "True" (docs: tcpstore-protocol.md, worker side).
   Put(env, kUseAgentStore, job.use_agent_store ? "True" : "False");
   Put(env, kErrorFile, job.error_file_for(local_rank));
   Put(env, kSignalsToHandle, job.signals_to_handle);
 }
 
-// Keeps the agent's value (already inherited) or defaults it to "1".
+// Keeps the agent's value (already inherited) or defaults it to "1". Both spellings are
+// written because one binary serves torch 1.13 (NCCL_...) and torch >= 2.2 (TORCH_NCCL_...).
 void DefaultToOne(EnvMap& env, std::string_view name) {
   if (!Lookup(env, name)) Put(env, name, "1");
 }
@@ -67,6 +72,8 @@ std::optional<std::string> VirtualVisibleDevice(const std::optional<std::string>
 
 std::optional<WorkerEnv> BuildWorkerEnv(const EnvMap& agent_env, const JobInfo& job,
                                         const WorkerIdentity& who, std::string* error) {
+  // Workers inherit the agent's whole environment, as torchrun's do; nothing beyond torchrun's
+  // own variables is added, since some libraries detect torchrun by the exact set.
   EnvMap env = agent_env;
   PutIdentity(env, who);
   PutJob(env, job, who.local_rank);
@@ -79,6 +86,8 @@ std::optional<WorkerEnv> BuildWorkerEnv(const EnvMap& agent_env, const JobInfo& 
     auto device = VirtualVisibleDevice(Lookup(agent_env, env_names::kCudaVisibleDevices),
                                        who.local_rank, error);
     if (!device) return std::nullopt;
+    // Applied after PutIdentity so the rewrite wins; the device is chosen by the real local
+    // rank, which is why `who` keeps it (see WorkerIdentity::local_rank).
     Put(env, env_names::kLocalRank, "0");
     Put(env, env_names::kCudaVisibleDevices, *device);
   }

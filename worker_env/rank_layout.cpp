@@ -5,6 +5,9 @@
 namespace cpplaunch {
 namespace {
 
+// In a multi-host job the sizes are the other hosts' records read from the store, so they are
+// checked here rather than trusted: one bad record must become an error, not an out-of-range
+// index or a negative rank.
 bool Validate(int group_rank, const std::vector<int>& sizes, std::string* error) {
   if (sizes.empty() || group_rank < 0 || group_rank >= static_cast<int>(sizes.size())) {
     *error = "group rank " + std::to_string(group_rank) + " is outside the " +
@@ -31,6 +34,8 @@ std::optional<RankLayout> ComputeRankLayout(int group_rank,
   layout.group_rank = group_rank;
   layout.group_world_size = static_cast<int>(local_world_sizes.size());
   layout.local_world_size = local_world_sizes[group_rank];
+  // torchrun's rank assignment: agents in group-rank order, each taking the next
+  // local_world_size global ranks; this is what makes a heterogeneous --nproc-per-node work.
   layout.base_rank =
       std::accumulate(local_world_sizes.begin(), local_world_sizes.begin() + group_rank, 0);
   layout.world_size = std::accumulate(local_world_sizes.begin(), local_world_sizes.end(), 0);
@@ -39,6 +44,7 @@ std::optional<RankLayout> ComputeRankLayout(int group_rank,
     w.local_rank = local_rank;
     w.rank = layout.base_rank + local_rank;
     w.group_rank = group_rank;
+    // One role per job (torchrun's CLI cannot name more), so the role ranks are the global ones.
     w.role_rank = w.rank;
     w.role_world_size = layout.world_size;
     w.local_world_size = layout.local_world_size;

@@ -6,6 +6,8 @@
 namespace cpplaunch {
 namespace {
 
+// An empty PYTHON_EXEC counts as unset: an empty argv[0] cannot be executed, and there is no
+// sys.executable to stand in for it as torchrun has.
 std::string PythonProgram(const EnvMap& agent_env) {
   auto exec = Lookup(agent_env, env_names::kPythonExec);
   return exec && !exec->empty() ? *exec : std::string(kDefaultPython);
@@ -36,6 +38,8 @@ WorkerCommand BuildWorkerCommand(const EnvMap& agent_env, const CommandSpec& spe
 
 std::string EntrypointName(const CommandSpec& spec) {
   if (spec.no_python) return spec.training_script;
+  // The scan runs over the list torchrun scans, "-u" and "-m" included, so a script name
+  // starting with '-' is passed over as torchrun passes over it.
   for (const std::string& arg : UnsubstitutedArgs(spec)) {
     if (arg.empty() || arg[0] != '-') return arg;
   }
