@@ -144,6 +144,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
       CloseWith(message);
       throw StoreTimeout(message);
     }
+    // Once closed, ec is only "operation aborted"; the recorded reason says why it was closed.
     std::string reason = !open                    ? closed_reason
                          : ec == asio::error::eof ? "the store closed the connection"
                                                   : ec.message();
@@ -203,6 +204,8 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   // One TCP connection attempt to one address, bounded by `limit`. Returns "" or the reason.
   Task<std::string> TryConnect(const tcp::endpoint& endpoint,
                                std::chrono::steady_clock::duration limit) {
+    // async_connect opens a closed socket for the endpoint's family, so closing the previous
+    // attempt lets IPv4 and IPv6 addresses follow each other.
     error_code ignored;
     socket.close(ignored);
     ArmDeadline(limit);
@@ -223,6 +226,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     validate.u32 = kValidateMagic;
     Request ping = MakeRequest(Command::kPing);
     ping.u32 = static_cast<uint32_t>(::getpid());
+    // One write for both: VALIDATE has no reply, so PyTorch's client pipelines it the same way.
     std::string bytes;
     EncodeRequest(Dialect::kModern, validate, &bytes);
     EncodeRequest(Dialect::kModern, ping, &bytes);
@@ -264,6 +268,8 @@ std::string AsyncStoreClient::local_address() const {
   auto endpoint = impl_->socket.local_endpoint(ec);
   if (ec) return "";
   auto address = endpoint.address();
+  // A v4-mapped address (store named as ::ffff:a.b.c.d) is given in the IPv4 form other hosts
+  // can connect to.
   if (address.is_v6() && address.to_v6().is_v4_mapped()) {
     return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
   }
@@ -272,6 +278,8 @@ std::string AsyncStoreClient::local_address() const {
 
 AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int port,
                                                        Clock::time_point deadline) {
+  // Every coroutine holds its own reference: the client may be destroyed while it is suspended,
+  // and the completions that resume it still touch the Impl.
   auto impl = impl_;
   Impl::Turn turn(*impl, "connect");
   if (impl->cancelled) throw StoreError("connect: the client was closed");
@@ -290,11 +298,14 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
     } else {
       for (const auto& entry : results) {
         auto left = deadline - Clock::now();
+        // Each address gets at least a short try even past the deadline, and at most
+        // operation_timeout, so one address that drops packets cannot use up the whole deadline.
         auto limit = std::min<Clock::duration>(std::max<Clock::duration>(left, kFirstRetryPause),
                                                impl->options.operation_timeout);
         std::string reason = co_await impl->TryConnect(entry.endpoint(), limit);
         if (impl->cancelled) break;
         if (reason.empty()) {
+          // Open before the handshake, so that its failure is recorded as the closed reason.
           impl->open = true;
           co_await impl->Handshake();
           co_return;
@@ -388,6 +399,8 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
   EncodeRequest(Dialect::kModern, request, &bytes);
   co_await impl->WriteAll(bytes, what);
 
+  // The timer is armed only after the WAIT is written, so the CANCEL_WAIT write can never
+  // overlap another write on the socket.
   auto cancel_sent = std::make_shared<bool>(false);
   if (timeout < kForever) {
     uint64_t mine = ++impl->generation;
@@ -398,6 +411,8 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
       *cancel_sent = true;
       auto cancel = std::make_shared<std::string>();
       EncodeRequest(Dialect::kModern, MakeRequest(Command::kCancelWait), cancel.get());
+      // The handler owns the buffer until the write ends. Its error is ignored: a broken
+      // connection fails the pending read, which the deadline below bounds.
       asio::async_write(impl->socket, asio::buffer(*cancel), [impl, cancel](error_code, size_t) {});
       impl->ArmDeadline(impl->options.operation_timeout);
     });

@@ -28,7 +28,8 @@ int IndexOf(const std::array<Command, N>& codes, Command command) {
   return it == codes.end() ? -1 : static_cast<int>(it - codes.begin());
 }
 
-// Request programs.
+// Request programs. Layouts follow TCPStore's (tcpstore-protocol.md section 3); there is no
+// length or header around a message, so a wrong program desynchronises the connection.
 constexpr Field kProgNone[] = {Field::kEnd};
 constexpr Field kProgKey[] = {Field::kKey, Field::kEnd};
 constexpr Field kProgKeyValue[] = {Field::kKey, Field::kValue, Field::kEnd};
@@ -45,6 +46,8 @@ constexpr Field kReplyValue[] = {Field::kValue, Field::kEnd};
 constexpr Field kReplyValues[] = {Field::kExpectedValues, Field::kEnd};
 constexpr Field kReplyQueuePop[] = {Field::kOptionalValue, Field::kEnd};
 constexpr Field kReplyKeys[] = {Field::kCountedKeys, Field::kEnd};
+// WATCH_KEY's own reply is one u8 (KEY_CALLBACK_REGISTERED); this layout is for the
+// notifications the legacy server pushes afterwards on that (callback) connection.
 constexpr Field kReplyWatchEvent[] = {Field::kU8, Field::kKey, Field::kValue, Field::kValue,
                                       Field::kEnd};
 
@@ -93,7 +96,7 @@ const char* CommandName(Command command) {
     case Command::kBarrier:
       return "BARRIER";
   }
-  return "?";
+  return "?";  // only for a value outside the enum; keeps -Wreturn-type quiet
 }
 
 int WireCode(Dialect dialect, Command command) {
@@ -104,6 +107,8 @@ int WireCode(Dialect dialect, Command command) {
 
 std::optional<Command> CommandFromWire(Dialect dialect, uint8_t byte) {
   if (dialect == Dialect::kModern) {
+    // VALIDATE after the first message is an unknown command to PyTorch's servers too: they
+    // close the connection (VALIDATE exists to refuse port scanners, PyTorch issue #106294).
     if (byte == 0 || byte >= kModernCodes.size()) return std::nullopt;
     return kModernCodes[byte];
   }
@@ -152,6 +157,8 @@ ReplyShape ReplyShapeOf(Command command) {
     case Command::kAppend:
     case Command::kMultiSet:
     case Command::kQueuePush:
+      // No reply: clients send the next request straight away, so a server that answered
+      // would desynchronise them.
       return ReplyShape::kNone;
     case Command::kCheck:
     case Command::kWait:
@@ -186,7 +193,7 @@ const Field* ReplyProgram(ReplyShape shape) {
     case ReplyShape::kU8:
       return kReplyU8;
     case ReplyShape::kU32:
-      return kProgU32;
+      return kProgU32;  // PING's reply echoes its request's nonce
     case ReplyShape::kI64:
       return kReplyI64;
     case ReplyShape::kBytes:

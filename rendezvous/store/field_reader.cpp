@@ -25,6 +25,8 @@ size_t WidthOf(Field field) {
 
 }  // namespace
 
+// Byte by byte, not memcpy: PyTorch writes native integers, so the wire is little-endian in
+// practice (every peer that exists is), and this host's order must not matter.
 uint64_t LoadLittleEndian(const uint8_t* bytes, size_t width) {
   uint64_t value = 0;
   for (size_t i = width; i-- > 0;) value = (value << 8) | bytes[i];
@@ -66,7 +68,8 @@ DecodeResult FieldReader::Feed(std::string_view input) {
   }
 }
 
-// Steps past list ends and kExpectedValues; false when the program is complete.
+// Steps past list ends and kExpectedValues; false when the program is complete. One level of
+// list state is enough because no list body contains a list.
 bool FieldReader::Advance() {
   for (;;) {
     if (*program_ == Field::kExpectedValues) {
@@ -145,12 +148,14 @@ void FieldReader::FinishFixed() {
 void FieldReader::BeginBlob(uint64_t length, bool is_key) {
   const uint64_t cap = is_key ? limits_.max_key_bytes : limits_.max_value_bytes;
   if (length > cap) return Fail(is_key ? FieldError::kKeyLength : FieldError::kValueLength, length);
+  // Subtracted rather than added: a hostile length near 2^64 would overflow the sum.
   if (length > limits_.max_request_bytes - message_bytes_) {
     return Fail(FieldError::kMessageBytes, length);
   }
   message_bytes_ += length;
   auto& list = is_key ? *target_.keys : *target_.values;
   list.emplace_back();
+  // Stays valid: nothing is appended to this vector until the blob is complete.
   blob_ = &list.back();
   blob_remaining_ = length;
   if (length == 0) {

@@ -13,6 +13,7 @@ namespace {
 // per cancelled registration, and no per-key bookkeeping on the hot path.
 constexpr size_t kSweepThreshold = 1024;
 
+// isspace() in the C locale, which is what strtoll (under std::stoll) skips.
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
@@ -28,6 +29,7 @@ std::string Quoted(std::string_view key) {
 }  // namespace
 
 std::optional<int64_t> ParseStoll(std::string_view text) {
+  // std::stoll hands c_str() to strtoll, so the reference reads only up to the first NUL.
   size_t end = text.find('\0');
   if (end != std::string_view::npos) text = text.substr(0, end);
   size_t i = 0;
@@ -71,6 +73,7 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
     case Command::kWait:
       return Wait(conn, request, effects);
     case Command::kGetNumKeys:
+      // Keys only, not queues, as the libuv server counts (the legacy one has no queues).
       return EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
     case Command::kWatchKey:
       return WatchKey(conn, request, effects);
@@ -117,6 +120,7 @@ void KvTable::Set(Request& request, TableEffects* effects) {
 
 void KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
   auto [it, created] = data_.try_emplace(std::move(key));
+  // Watchers exist only for legacy WATCH_KEY; without them the old value is not worth a copy.
   if (watchers_.empty()) {
     it->second = std::move(value);
   } else {
@@ -151,6 +155,8 @@ void KvTable::CompareSet(Request& request, TableEffects* effects) {
 
 void KvTable::Get(Request& request, TableEffects* effects) {
   auto it = data_.find(request.keys[0]);
+  // An error closes the connection, as the legacy server does (libuv would answer an empty
+  // value); PyTorch's clients send WAIT first and meet this only when racing a DELETE_KEY.
   if (it == data_.end()) {
     effects->error = "GET of missing key " + Quoted(request.keys[0]);
     return;
@@ -267,6 +273,7 @@ void KvTable::QueuePop(Request& request, TableEffects* effects) {
   EncodeI64(static_cast<int64_t>(it->second.size()), &effects->reply);
   EncodeBytes(it->second.front(), &effects->reply);
   it->second.pop_front();
+  // An empty queue must stop counting as present for WAIT and CHECK.
   if (it->second.empty()) queues_.erase(it);
 }
 

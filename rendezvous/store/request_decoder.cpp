@@ -26,6 +26,9 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
       case Stage::kCommand: {
         if (used == input.size()) return {DecodeStatus::kNeedMore, used};
         auto byte = static_cast<uint8_t>(input[used]);
+        // Clients of PyTorch >= 2.1 always open with VALIDATE (byte 0), so any other first byte
+        // is a legacy peer; the dialect then holds for the connection, since the two numberings
+        // share byte values.
         if (dialect_ == Dialect::kUndecided && byte == 0) {
           stage_ = Stage::kDialect;
           continue;
@@ -49,6 +52,7 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
           return {DecodeStatus::kMalformed, used};
         }
         if (fields.status == DecodeStatus::kNeedMore) return {DecodeStatus::kNeedMore, used};
+        // Stop at every request even when input remains: request_ is reused by the next one.
         stage_ = Stage::kCommand;
         return {DecodeStatus::kRequest, used};
       }

@@ -84,6 +84,8 @@ void StoreClient::Connect() {
     if (rc != 0) {
       last_error = std::string("cannot resolve host: ") + ::gai_strerror(rc);
     }
+    // A name can resolve to both families (localhost: ::1 and 127.0.0.1) while the server
+    // listens on one of them, so every address is tried before backing off.
     for (addrinfo* a = found; a != nullptr && !fd_; a = a->ai_next) {
       fd_ = ConnectOne(*a, deadline, &last_error);
     }
@@ -144,6 +146,7 @@ Reply& StoreClient::Call(Request& request, const std::string& what, Clock::time_
   const char* operation = CommandName(request.command);
   if (!fd_) Fail(operation, what, "not connected");
   out_.clear();
+  // No Close() here: nothing was sent, so the connection is still in step with the server.
   if (!EncodeRequest(options_.dialect, request, &out_)) {
     throw StoreError("store " + std::string(operation) + " on " + address_ +
                      ": not available in the " +
@@ -189,7 +192,8 @@ bool StoreClient::Receive(ReplyShape shape, uint64_t count, const char* operatio
     if (got.ok()) {
       std::string_view bytes(buffer, got.bytes);
       result = reply_decoder_.Feed(bytes);
-      in_.append(bytes.substr(result.consumed));  // bytes beyond this reply
+      // Bytes beyond this reply start the next one (CANCEL_WAIT's "00 01" can come in one read).
+      in_.append(bytes.substr(result.consumed));
       continue;
     }
     if (got.status == IoResult::Status::kEof) {
@@ -198,6 +202,7 @@ bool StoreClient::Receive(ReplyShape shape, uint64_t count, const char* operatio
     if (got.status == IoResult::Status::kError) {
       Fail(operation, what, "receive failed: " + ErrorText(got.error));
     }
+    // The connection stays open on a deadline: WaitKeys still cancels its WAIT on it.
     if (!WaitFd(fd_.get(), POLLIN, Left(deadline))) return false;
   }
   if (result.status == DecodeStatus::kMalformed) {
@@ -261,6 +266,8 @@ void StoreClient::WaitKeys(const std::vector<std::string>& keys, milliseconds ti
   Request& request = NewRequest(Command::kWait);
   for (const auto& key : keys) request.keys.push_back(WireKey(key));
   out_.clear();
+  // WAIT exists in both dialects, so encoding cannot fail. Not Call(): the reply must be read
+  // with this wait's own timeout, not the per-operation deadline.
   EncodeRequest(options_.dialect, request, &out_);
   SendAll(out_, operation, what, Deadline());
   bool arrived = Receive(ReplyShape::kU8, 0, operation, what, Clock::now() + timeout);
@@ -331,6 +338,7 @@ void StoreClient::MultiSet(const std::vector<std::pair<std::string, Bytes>>& pai
 
 void StoreClient::Ping() {
   EnsureConnected("PING", "");
+  // The pid, as PyTorch's client uses: any value works, the server only echoes it.
   auto nonce = static_cast<uint32_t>(::getpid());
   NewRequest(Command::kPing).u32 = nonce;
   uint32_t echo = Call(request_, "", Deadline()).u32;

@@ -19,6 +19,7 @@
 namespace {
 
 bool ParseNumber(std::string_view text, uint64_t* value) {
+  // 19 digits always fit in a uint64_t, so the loop below cannot overflow.
   if (text.empty() || text.size() > 19) return false;
   uint64_t result = 0;
   for (char c : text) {
@@ -73,11 +74,12 @@ std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* opti
 
 int main(int argc, char** argv) {
   cpplaunch::StoreServerOptions options;
-  options.port = 0;
+  options.port = 0;  // a free port by default: the caller reads it from stdout
   if (std::string error = ParseArgs(argc, argv, &options); !error.empty()) {
     std::cerr << "cpplaunch-store: " << error << "\n";
     return 2;
   }
+  // A write to a client that has gone must fail with EPIPE, not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io(1);
   try {
@@ -87,6 +89,8 @@ int main(int argc, char** argv) {
       server.Stop();
       io.stop();
     });
+    // Flushed at once: stdout is a pipe to the parent, and block buffering would hold the
+    // port back while the server runs.
     std::cout << server.port() << std::endl;
     io.run();
   } catch (const cpplaunch::StoreBindError& error) {

@@ -283,6 +283,8 @@ bool StoreServerImpl::TryListen(const tcp::endpoint& endpoint, bool dual_stack, 
   if (acceptor_.open(endpoint.protocol(), ec)) return false;
   v6_ = endpoint.protocol() == tcp::v6();
   SetCloseOnExec(acceptor_.native_handle());  // workers forked later must not hold the port
+  // A restarted agent must be able to bind the port again while the previous run's
+  // connections sit in TIME_WAIT.
   acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   if (dual_stack) acceptor_.set_option(asio::ip::v6_only(false), ec);
   if (acceptor_.bind(endpoint, ec)) return false;
@@ -335,6 +337,8 @@ void StoreServerImpl::AddSession(UniqueFd fd) {
   socket.assign(v6_ ? tcp::v6() : tcp::v4(), fd.get(), ec);
   if (ec) return;  // `fd` still owns the descriptor and closes it
   fd.release();    // `socket` owns it now
+  // Over the limit the connection is closed at once rather than left in the backlog: clients
+  // retry with backoff, and the server keeps its descriptors for the sessions it has.
   if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
   socket.set_option(tcp::no_delay(true), ec);
   ConnId id;
@@ -387,6 +391,7 @@ void StoreServerImpl::Deliver(StoreSession& requester) {
 void StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes) {
   if (conn >= sessions_.size() || !sessions_[conn]) return;
   StoreSession& session = *sessions_[conn];
+  // A peer that never reads its replies or wake-ups is dropped, not buffered without bound.
   if (session.queued() + bytes.size() > options_.max_output_bytes) return Close(session);
   session.Queue(bytes);
 }
