@@ -66,6 +66,8 @@ std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* err
   info.node_id = fields->Text("node_id");
   info.addr = fields->Text("addr");
   info.hostname = fields->Text("hostname");
+  // The names are for messages and may be empty; node_id keys the dynamic rendezvous and the
+  // heartbeats and tells two hosts with one --node-rank apart, so it is required.
   if (info.node_id.empty()) {
     *error = "node info without a node_id";
     return std::nullopt;

@@ -40,6 +40,7 @@ std::string StaticRendezvous::Where() const {
 Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTransition> previous) {
   const auto deadline = Clock::now() + settings_.timeout;
   const int64_t round = previous ? previous->round + 1 : 0;
+  // torchrun's static backend takes the MAX of --nnodes as the world size.
   const int nnodes = settings_.max_nodes;
   if (settings_.node_rank < 0) {
     throw RendezvousError("--node-rank=" + std::to_string(settings_.node_rank) +
@@ -51,6 +52,8 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
     CompleteSelf(client_, &settings_);
   }
   const std::string& run_id = settings_.run_id;
+  // ADD is atomic on the server, so of two hosts with one --node-rank exactly one sees 1; the
+  // node record alone could not tell, since the second SET would overwrite the first.
   if (co_await client_.Add(ClaimKey(run_id, round, settings_.node_rank), 1) > 1) {
     co_await FailConfig(
         round, "two hosts were started with --node-rank=" + std::to_string(settings_.node_rank) +
@@ -58,6 +61,7 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   }
   // Published before any check, so that the other hosts see this host's view of the job
   // (its --nnodes) and fail with the same message instead of waiting for their timeout.
+  // The heartbeat counter is created with it: the job channel waits for every peer's counter.
   std::vector<std::string> keys{NodeKey(run_id, round, settings_.node_rank),
                                 rendezvous_keys::Heartbeat(run_id, settings_.self.node_id)};
   std::vector<Bytes> values{settings_.self.Encode(), "0"};
@@ -78,6 +82,8 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   result.group_rank = settings_.node_rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
+  // Round 0 has nothing to clean. In a later round no host may start workers before node rank 0
+  // has removed the previous attempt's worker keys, so the others wait for its "go".
   if (round > 0) {
     if (result.group_rank == 0) {
       co_await ClearWorkerKeys(client_, run_id, round);
@@ -101,6 +107,8 @@ Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t ro
   std::vector<int> missing;
   auto tick = [&]() -> boost::asio::awaitable<void> {
     missing.clear();
+    // One CHECK per key: a CHECK of many only says whether all are there, and the progress
+    // line names the missing ranks.
     for (int rank = 0; rank < nnodes; ++rank) {
       std::vector<std::string> one{keys[rank]};
       if (!co_await client_.Check(one)) missing.push_back(rank);

@@ -25,6 +25,9 @@ std::vector<int> RendezvousResult::local_world_sizes() const {
 }
 
 void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings) {
+  // The plan leaves addr empty without --local-addr and node_id as "_<pid>": the address is the
+  // route to the store, known only once connected. "<addr>_<pid>" then plays the part of
+  // torchrun's "<fqdn>_<pid>_<counter>" node id.
   NodeInfo& self = settings->self;
   if (self.addr.empty()) self.addr = client.local_address();
   if (self.node_id.empty() || self.node_id.front() == '_') self.node_id = self.addr + self.node_id;
