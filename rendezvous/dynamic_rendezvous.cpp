@@ -15,6 +15,9 @@ const Bytes kAbsentProbe = std::string(
     "\x01"
     "absent");
 
+// Wall-clock, not steady: the last-call deadline is stored in the shared state and compared by
+// every host, and a steady clock's epoch is private to one machine. Hosts' clocks must roughly
+// agree, as with torchrun, whose state holds datetime deadlines.
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -54,6 +57,7 @@ std::string DynamicRendezvous::NodeKey(const std::string& node_id) const {
 Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
     std::optional<RoundTransition> previous) {
   const auto started = Clock::now();
+  // join_timeout, not timeout, bounds the join: torchrun's c10d backend ignores the generic key.
   const auto deadline = started + settings_.join_timeout;
   if (!client_.connected()) {
     co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port,

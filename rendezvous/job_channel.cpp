@@ -18,6 +18,8 @@ using Clock = AsyncStoreClient::Clock;
 
 namespace {
 
+// Past AsyncStoreClient's one-year mark, which means no timeout: the WAIT then holds until the
+// end key appears or Stop() closes the client, and no CANCEL_WAIT is ever sent.
 constexpr auto kForever = std::chrono::hours(24 * 400);
 constexpr auto kShortestTick = std::chrono::milliseconds(10);
 
@@ -185,6 +187,8 @@ JobChannel::Task<RoundEnd> JobChannel::EndRound(RoundEnd notice) {
 
 JobChannel::Task<bool> JobChannel::ExitBarrier(std::chrono::milliseconds timeout) {
   auto state = state_;
+  // The shape of newest torchrun's exit barrier: an atomic counter, and a flag set by the last
+  // arrival that everybody waits for.
   const int64_t arrived = co_await state->control.Add(state->RoundKey("barrier"), 1);
   if (arrived == state->round.group_world_size()) {
     co_await state->control.Set(state->RoundKey("barrier_done"), "");

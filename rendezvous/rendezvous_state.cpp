@@ -59,10 +59,12 @@ JoinDecision Wait(const RendezvousState& state, int64_t wake_at_ms) {
   return decision;
 }
 
-// Adds `me` to an incomplete round: arms the last call at MIN, completes at MAX.
+// Adds `me` to an incomplete round: arms the last call at MIN, completes at MAX, as torchrun's
+// dynamic rendezvous gives late joiners last_call_timeout once MIN nodes are in.
 JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t now_ms) {
   Erase(&next.wait_list, me.node_id);
   InsertSorted(&next.participants, me.node_id);
+  // Hosts may come from different attempts; the job's restart count only grows.
   next.restart_count = std::max(next.restart_count, me.restart_count);
   const auto size = static_cast<int>(next.participants.size());
   if (size >= next.max_nodes) {
@@ -219,6 +221,8 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
 
 RendezvousState WithoutNode(RendezvousState state, std::string_view node_id) {
   Erase(&state.wait_list, node_id);
+  // A complete round keeps its participants: ranks are indexes into the list, and the others'
+  // ranks are handed out already.
   if (!state.complete) {
     Erase(&state.participants, node_id);
     if (static_cast<int>(state.participants.size()) < state.min_nodes) {
