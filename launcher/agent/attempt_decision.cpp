@@ -41,6 +41,8 @@ AttemptDecision AfterLocalAttempt(const AttemptResult& result, int interrupted_b
     case AttemptOutcome::kSignaled:
       break;
   }
+  // Exit 1 and no failure summary, as torchrun: its SignalException ends the agent with a
+  // traceback, not with the workers' failure box.
   return Exit(ExitCode::kFailure, FailureReportKind::kNone,
               "workers stopped after " + SignalName(result.signal) + "; exiting with code 1");
 }
@@ -54,12 +56,15 @@ EarlyDecision BeforeRoundEnd(const AttemptResult& result, int interrupted_by) {
 
 AttemptDecision AfterRoundEnd(const AttemptResult& result, const RoundEnd& end, int restart_count,
                               int max_restarts) {
+  // As in torchrun, a membership change re-forms the group without consuming a restart.
   if (end.kind == RoundEndKind::kMembershipChange) {
     return NextAttempt(false, FailureReportKind::kNone,
                        "new rendezvous round after a membership change (the restart count "
                        "stays " +
                            std::to_string(restart_count) + ")");
   }
+  // Never restart without the store (the next round needs it) or when the hosts disagree on
+  // the job (every later round would disagree the same way).
   const bool restart = end.kind != RoundEndKind::kStoreLost &&
                        end.kind != RoundEndKind::kConfigError && restart_count < max_restarts;
   FailureReportKind report = FailureReportKind::kNone;

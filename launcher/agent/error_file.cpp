@@ -70,6 +70,8 @@ std::optional<WorkerError> ReadWorkerError(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  // A file that exists but cannot be used still counts as written, so the summary names its
+  // path for the user to look at.
   if (ec || size > kMaxErrorFileBytes) return WorkerError{};
   std::ifstream in(path, std::ios::binary);
   if (!in) return WorkerError{};

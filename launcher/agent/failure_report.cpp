@@ -110,6 +110,8 @@ std::size_t RootCauseIndex(const std::vector<WorkerFailure>& failures) {
       failures.begin(), failures.end(), [](const auto& f) { return !f.record.killed_by_teardown; });
   std::size_t best = failures.size();
   for (std::size_t i = 0; i < failures.size(); ++i) {
+    // A worker the teardown stopped ended because of the root cause and cannot be it, even when
+    // its time compares earlier (an error file's timestamp has whole seconds only).
     if (any_own_failure && failures[i].record.killed_by_teardown) continue;
     if (best == failures.size() ||
         std::make_tuple(FailureTime(failures[i]), failures[i].record.global_rank) <

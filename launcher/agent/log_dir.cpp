@@ -16,6 +16,8 @@ namespace {
 // Python's mkdtemp: <prefix> + 8 characters from its alphabet, mode 0700, retried on a clash.
 fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
   static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789_";
+  // A plain PRNG is enough: mkdir fails on an existing path, so a guessed or clashing name is
+  // retried, never shared with another process.
   std::random_device seed;
   std::mt19937_64 random(seed());
   std::uniform_int_distribution<std::size_t> pick(0, kAlphabet.size() - 1);

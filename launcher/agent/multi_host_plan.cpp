@@ -16,7 +16,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr int kDefaultC10dPort = 29400;
+constexpr int kDefaultC10dPort = 29400;  // torchrun's default for a c10d --rdzv-endpoint
 
 // torchrun takes whole seconds; fractions are accepted too (tests use short heartbeats).
 bool Seconds(const RdzvConfig& conf, const char* key, milliseconds fallback, milliseconds* out,
@@ -46,6 +46,9 @@ bool ReadConf(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
   const RdzvConfig& conf = o.rdzv_conf;
   RendezvousSettings& r = plan->rendezvous;
   JobChannel::Settings& c = plan->channel;
+  // torchrun's defaults: timeout=900 is what the launcher adds to --rdzv-conf; join, last_call,
+  // close and heartbeat are dynamic_rendezvous's RendezvousTimeout defaults; read_timeout is the
+  // c10d backend's; keep_alive_interval 5 and keep_alive_max_attempt 3 come from its handler.
   if (!Seconds(conf, "timeout", std::chrono::seconds(900), &r.timeout, error) ||
       !Seconds(conf, "join_timeout", std::chrono::seconds(600), &r.join_timeout, error) ||
       !Seconds(conf, "last_call_timeout", std::chrono::seconds(30), &r.last_call_timeout, error) ||

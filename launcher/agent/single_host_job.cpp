@@ -30,6 +30,8 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
     master_port_ = 0;
     port_was_chosen_ = true;
   } else if (dynamic || !options.rdzv_endpoint.empty()) {
+    // torchrun's parse_rendezvous_endpoint reads an empty endpoint as localhost, with c10d's
+    // default port 29400.
     std::string error;
     auto endpoint = ParseEndpoint(
         options.rdzv_endpoint.empty() ? "localhost:29400" : options.rdzv_endpoint, &error);

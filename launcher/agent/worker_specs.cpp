@@ -25,9 +25,10 @@ JobInfo SharedJobInfo(const LaunchOptions& options, const AttemptFacts& facts,
   job.restart_count = facts.restart_count;
   job.max_restarts = options.max_restarts;
   job.run_id = facts.run_id;
-  job.use_agent_store = true;
+  job.use_agent_store = true;  // the agent's store serves the workers in every mode
   job.signals_to_handle = options.signals_to_handle_text;
   job.virtual_local_rank = options.virtual_local_rank;
+  // By reference: the JobInfo lives only inside BuildWorkerSpecs, log_dir beyond it.
   job.error_file_for = [&log_dir, attempt = facts.restart_count](int local_rank) {
     return log_dir.ErrorFile(attempt, local_rank).string();
   };
@@ -65,6 +66,8 @@ CommandSpec WorkerCommandSpec(const LaunchOptions& options) {
     spec.module = false;
     spec.no_python = false;
     spec.training_script_args.insert(spec.training_script_args.begin(), options.training_script);
+    // "-c" in the script's place: EntrypointName passes over it as over "-u", so the failure
+    // title still names the script.
     spec.training_script = "-c";
   }
   return spec;
@@ -74,6 +77,7 @@ std::vector<std::string> WorkerArgv(const LaunchOptions& options, const EnvMap& 
                                     int local_rank) {
   auto argv = BuildWorkerCommand(agent_env, WorkerCommandSpec(options), local_rank).argv;
   // [python, -u, -c, script, args...] -> [python, -u, -c, bootstrap, script, args...]
+  // Inserted after the $local_rank substitution, which must not touch the bootstrap's text.
   if (options.run_path) argv.insert(argv.begin() + 3, kRunPathBootstrap);
   return argv;
 }

@@ -20,12 +20,16 @@ long long LeadingInteger(std::string_view s) {
   size_t end = 0;
   if (end < s.size() && (s[end] == '+' || s[end] == '-')) ++end;
   const size_t digits_begin = end;
+  // Capped so that stoll cannot overflow; so long an ordinal is past any device count anyway.
   while (end < s.size() && std::isdigit(static_cast<unsigned char>(s[end])) && end < 18) ++end;
   if (end == digits_begin) return -1;
   const long long value = std::stoll(std::string(s.substr(digits_begin, end - digits_begin)));
   return s[0] == '-' ? -value : value;
 }
 
+// torch.cuda's rules: _parse_visible_devices hides every device when an ordinal repeats and
+// ends the list at the first entry that is not one; _device_count_nvml then stops at the first
+// ordinal the hardware does not have.
 int CountOrdinals(std::string_view value, int physical_count) {
   std::vector<long long> ordinals;
   for (std::string_view item : Split(value, ',')) {

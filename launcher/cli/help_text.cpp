@@ -46,6 +46,8 @@ std::vector<std::string> Wrap(const std::string& text) {
 
 std::string OptionEntry(const OptionSpec& spec) {
   std::string entry = Spellings(spec);
+  // As argparse lays help out: spellings that reach into the help column (with two spaces to
+  // spare) push the help text to the next line.
   if (entry.size() + 2 > kHelpColumn) {
     entry += "\n" + std::string(kHelpColumn, ' ');
   } else {

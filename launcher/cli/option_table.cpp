@@ -67,6 +67,7 @@ constexpr std::array kTable = {
                "store port on the rank-0 node; 0 = free port"},
     OptionSpec{O::kLocalAddr, "--local-addr", "--local_addr", "", K::kString, "", true,
                "this host's FQDN", "address this node advertises"},
+    // torchrun declares the next two without its env action, so no PET_ variable sets them.
     OptionSpec{O::kLogsSpecs, "--logs-specs", "--logs_specs", "", K::kString, "", false,
                "default layout", "Python plugin; only default (others refused)"},
     OptionSpec{O::kNumaBinding, "--numa-binding", "--numa_binding", "", K::kString,

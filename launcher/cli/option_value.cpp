@@ -33,6 +33,8 @@ void CheckChoice(const OptionSpec& spec, std::string_view text) {
              " (choose from " + listed + ")");
 }
 
+// torchrun's check_env action reads a flag's variable as bool(int(value)): any non-zero integer
+// sets it, and text that is not an integer is a ValueError.
 std::string FlagFromEnvironment(const OptionSpec& spec, const std::string& value) {
   auto number = ParsePythonInt(value);
   if (!number) {

@@ -26,6 +26,8 @@ std::optional<RdzvConfig> RdzvConfig::Parse(std::string_view text, std::string* 
   RdzvConfig config;
   text = Strip(text);
   if (text.empty()) return config;  // no pieces at all; otherwise an empty piece is an error
+  // torchrun's _parse_rendezvous_config: split(",") keeps empty items (an error below), and
+  // split("=", 1) cuts at the first '=' only, so a value may itself hold '='.
   for (std::string_view item : Split(text, ',')) {
     const size_t eq = item.find('=');
     const std::string_view key = Strip(item.substr(0, eq));

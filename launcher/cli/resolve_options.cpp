@@ -51,6 +51,7 @@ void ResolveNnodes(const std::string& text, LaunchOptions& o) {
   o.max_nodes = *max;
 }
 
+// As torch.cuda.device_count(): CUDA_VISIBLE_DEVICES narrows what the hardware offers.
 int VisibleGpus(const EnvMap& env, const HostProbe& host) {
   return VisibleGpuCount(Lookup(env, env_names::kCudaVisibleDevices), host.physical_gpus());
 }
@@ -62,6 +63,7 @@ int ResolveNproc(const std::string& text, const EnvMap& env, const HostProbe& ho
     }
     return static_cast<int>(*number);
   }
+  // torchrun's os.cpu_count(): every online CPU, not the affinity mask the agent runs under.
   if (text == "cpu") return host.online_cpus();
   if (text == "auto") {
     const int gpus = VisibleGpus(env, host);
@@ -132,6 +134,8 @@ StdSpec ResolveStd(const RawValues& raw, OptionId id) {
   return *spec;
 }
 
+// Newest torchrun: the option, else TORCH_ELASTIC_SHUTDOWN_TIMEOUT, else the 30 s that 1.13
+// hard-codes.
 std::chrono::seconds ResolveShutdownTimeout(const RawValues& raw, const EnvMap& env) {
   int seconds = 30;
   if (Find(raw, OptionId::kShutdownTimeout)) {
@@ -247,6 +251,7 @@ void AddStandaloneWarning(const LaunchOptions& o, std::vector<std::string>& warn
   }
 }
 
+// Newer torchrun's warning, word for word.
 void AddWarnings(const LaunchOptions& o, std::vector<std::string>& warnings) {
   if (o.rdzv_backend != "static" && o.rdzv_endpoint.empty() && o.IsSet("--master-addr")) {
     warnings.push_back(

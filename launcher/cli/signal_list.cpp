@@ -27,6 +27,7 @@ constexpr std::array<NamedSignal, 31> kSignals = {{
 }};
 
 int Lookup(std::string_view name) {
+  // Not in the constexpr table: glibc's SIGRTMIN and SIGRTMAX are function calls.
   if (name == "SIGRTMIN") return SIGRTMIN;
   if (name == "SIGRTMAX") return SIGRTMAX;
   if (name == "SIGPOLL") return SIGPOLL;

@@ -24,6 +24,7 @@ std::optional<std::string> PrefixField(std::string_view name, std::string_view r
 
 std::string FormatLinePrefix(std::optional<std::string_view> prefix_template, std::string_view role,
                              int rank, int local_rank) {
+  // torchrun's header when TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE is unset: "[default0]:".
   if (!prefix_template) return "[" + std::string(role) + std::to_string(local_rank) + "]:";
   // Python's string.Template.safe_substitute: unknown or malformed placeholders stay verbatim.
   const std::string_view t = *prefix_template;
@@ -60,6 +61,7 @@ std::string FormatLinePrefix(std::optional<std::string_view> prefix_template, st
 }
 
 LinePrefixer::LinePrefixer(std::string prefix, std::size_t max_line_bytes)
+    // At least 1: with 0, Feed's cutting loop would take nothing and never end.
     : prefix_(std::move(prefix)), max_line_bytes_(max_line_bytes == 0 ? 1 : max_line_bytes) {}
 
 void LinePrefixer::Feed(std::string_view bytes, std::string& out) {
