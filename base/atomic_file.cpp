@@ -21,6 +21,8 @@ namespace {
 }  // namespace
 
 void ReplaceFile(const std::filesystem::path& path, std::string_view bytes) {
+  // Beside the target, so rename() stays on one file system and replaces atomically; the pid
+  // keeps the temporaries of two processes writing the same path apart.
   const std::string temp = path.string() + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
   if (!fd) ThrowLastError("open " + temp);

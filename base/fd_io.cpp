@@ -11,6 +11,7 @@
 namespace cpplaunch {
 namespace {
 
+// POSIX allows EAGAIN and EWOULDBLOCK to differ (on Linux they are equal).
 bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
 
 // Loops `one` (a write or send of the remaining bytes) over partial transfers and EINTR.
@@ -23,7 +24,7 @@ IoResult TransferAll(std::string_view bytes, Op one) {
       result.bytes += static_cast<std::size_t>(n);
       continue;
     }
-    const int err = errno;
+    const int err = errno;  // read at once: any later library call may overwrite errno
     if (err == EINTR) continue;
     result.status = WouldBlock(err) ? IoResult::Status::kWouldBlock : IoResult::Status::kError;
     result.error = WouldBlock(err) ? 0 : err;
@@ -95,6 +96,7 @@ bool WaitFd(int fd, short events, std::chrono::milliseconds timeout) {
     if (!forever) {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
       if (left.count() <= 0) return false;
+      // poll() takes an int; a longer wait is done as several polls by this loop.
       wait_ms = static_cast<int>(std::min<long long>(left.count(), 1 << 30));
     }
     pollfd entry{fd, events, 0};

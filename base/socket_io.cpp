@@ -35,6 +35,8 @@ ConnectResult ConnectTcp(int family, const sockaddr* address, socklen_t length,
     result.error = error;
     return result;
   }
+  // Store traffic is small requests waiting on replies: Nagle's delay would only add latency.
+  // A failure here costs speed, not correctness, so it is not reported.
   int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   result.fd = std::move(fd);
@@ -53,6 +55,8 @@ AcceptResult AcceptConnection(int listen_fd) {
   if (error == EAGAIN || error == EWOULDBLOCK) {
     result.status = AcceptStatus::kQueueEmpty;
   } else if (error == EINTR || error == ECONNABORTED || error == EPROTO) {
+    // A connection that died in the queue (accept(2): ECONNABORTED, EPROTO) is no reason to
+    // stop accepting the others.
     result.status = AcceptStatus::kRetry;
   } else {
     result.status = AcceptStatus::kFailed;

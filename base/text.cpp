@@ -40,6 +40,7 @@ std::optional<long long> ParsePythonInt(std::string_view text) {
   // can still be told apart from an overflow.
   unsigned long long value = 0;
   for (size_t i = 0; i < text.size(); ++i) {
+    // Python (PEP 515) takes single underscores between digits: "1_000" but not "1__0".
     if (text[i] == '_' && IsDigit(text[i + 1])) continue;  // back() is a digit: i+1 is valid
     if (!IsDigit(text[i])) return std::nullopt;
     if (value > (std::numeric_limits<unsigned long long>::max() - 9) / 10) return std::nullopt;
