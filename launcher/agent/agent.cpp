@@ -105,6 +105,8 @@ class Agent::Impl {
     supervisor_ = std::make_unique<Supervisor>(
         *tapped_group_, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
                                          .max_restarts = options_.max_restarts,
+                                         // torchrun's teardown: SIGTERM, then SIGKILL after
+                                         // the shutdown timeout.
                                          .stop_signal = SIGTERM});
     signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
                                              [this](int signo) { OnSignal(signo); });
@@ -112,6 +114,8 @@ class Agent::Impl {
       // torchrun prints a five-line banner; one line says the same.
       Say("OMP_NUM_THREADS is not set; setting it to 1 for each of the " +
           std::to_string(options_.nproc_per_node) + " workers (set it to tune)");
+      // Into the agent's environment too, as torchrun sets os.environ: every attempt's workers
+      // inherit it from there.
       env_[std::string(env_names::kOmpNumThreads)] = "1";
     }
   }

@@ -162,7 +162,7 @@ asio::awaitable<FinishOutcome> MultiHostSession::Finish() {
     co_return FinishOutcome::kInterrupted;
   }
   // Only after every host departed: a late host then learns the job is over, not that a
-  // round is open.
+  // round is open. torchrun's agent likewise shuts its rendezvous down after a success.
   co_await rendezvous_->Close("the job finished");
   co_return FinishOutcome::kPassed;
 }
