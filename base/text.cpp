@@ -9,6 +9,19 @@ namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// Python's Template.idpattern is (?a:[_a-z][_a-z0-9]*) under IGNORECASE: ASCII letters of
+// either case, never a non-ASCII identifier character.
+bool IsIdentStart(char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool IsIdentChar(char c) { return IsIdentStart(c) || IsDigit(c); }
+
+// Length of the identifier starting at s[pos], 0 if none.
+size_t IdentLength(std::string_view s, size_t pos) {
+  if (pos >= s.size() || !IsIdentStart(s[pos])) return 0;
+  size_t end = pos + 1;
+  while (end < s.size() && IsIdentChar(s[end])) ++end;
+  return end - pos;
+}
+
 }  // namespace
 
 std::string_view Strip(std::string_view s) {
@@ -70,6 +83,44 @@ std::optional<int> ToInt(std::optional<long long> value) {
     return std::nullopt;
   }
   return static_cast<int>(*value);
+}
+
+std::string SafeSubstitute(std::string_view text, const TemplateLookup& lookup) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '$') {
+      out += text[i++];
+      continue;
+    }
+    if (i + 1 < text.size() && text[i + 1] == '$') {  // escaped dollar
+      out += '$';
+      i += 2;
+      continue;
+    }
+    const bool braced = i + 1 < text.size() && text[i + 1] == '{';
+    const size_t name_begin = i + (braced ? 2 : 1);
+    const size_t length = IdentLength(text, name_begin);
+    const size_t name_end = name_begin + length;
+    const bool closed = !braced || (name_end < text.size() && text[name_end] == '}');
+    if (length == 0 || !closed) {
+      // safe_substitute keeps a "$" it cannot use (substitute would raise): the rest of the
+      // text, "{" included, is then read as ordinary characters.
+      out += '$';
+      ++i;
+      continue;
+    }
+    const size_t end = name_end + (braced ? 1 : 0);
+    const auto value = lookup(text.substr(name_begin, length));
+    if (value) {
+      out += *value;
+    } else {
+      out += text.substr(i, end - i);
+    }
+    i = end;
+  }
+  return out;
 }
 
 }  // namespace cpplaunch

@@ -2,7 +2,9 @@
 // Text helpers shared by every folder: whitespace stripping, splitting on one character, and
 // integers read the way Python reads them. Pure; no allocation beyond the returned values.
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +24,13 @@ std::optional<long long> ParsePythonInt(std::string_view text);
 
 // Python's float(text) without hexadecimal forms ("inf" and "nan" are accepted as Python does).
 std::optional<double> ParsePythonFloat(std::string_view text);
+
+// Python's string.Template(text).safe_substitute(...): "$$" is "$"; "$name" and "${name}" are
+// replaced by lookup(name) when it has a value and kept verbatim when not; a "$" before no
+// identifier, or a "${" without its "}", is kept too. Identifiers are ASCII
+// [_A-Za-z][_A-Za-z0-9]*, the longest match ("$ab" names "ab", never "a").
+using TemplateLookup = std::function<std::optional<std::string>(std::string_view name)>;
+std::string SafeSubstitute(std::string_view text, const TemplateLookup& lookup);
 
 // `value` when it fits in an int, else nullopt (so a parse and a range check compose).
 std::optional<int> ToInt(std::optional<long long> value);

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_code.h"
 #include "launcher/agent/agent.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/cli/options.h"
-#include "launcher/exit_code.h"
 #include "launcher/process/job_sentinel.h"
 
 namespace {

@@ -18,6 +18,9 @@
 
 namespace cpplaunch {
 
+// torchrun's port for a c10d --rdzv-endpoint that names none.
+constexpr int kDefaultC10dPort = 29400;
+
 // A rendezvous that cannot complete: timeout, unreachable store, hosts that disagree, a closed
 // job. what() is one line saying what was tried (address:port, from which host) and why it failed.
 class RendezvousError : public std::runtime_error {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_code.h"
 #include "launcher/agent/attempt_failures.h"
 #include "launcher/agent/error_file.h"
 #include "launcher/agent/failure_report.h"
@@ -19,7 +20,6 @@
 #include "launcher/agent/single_host_job.h"
 #include "launcher/agent/worker_specs.h"
 #include "launcher/cli/script_check.h"
-#include "launcher/exit_code.h"
 #include "launcher/output/console_writer.h"
 #include "launcher/output/worker_output.h"
 #include "launcher/process/posix_worker_group.h"

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <string>
 
+#include "base/exit_code.h"
 #include "launcher/agent/multi_host_session.h"
-#include "launcher/exit_code.h"
 #include "launcher/process/supervisor.h"
 #include "rendezvous/node_info.h"
 

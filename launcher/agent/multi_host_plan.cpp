@@ -16,8 +16,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr int kDefaultC10dPort = 29400;  // torchrun's default for a c10d --rdzv-endpoint
-
 // torchrun takes whole seconds; fractions are accepted too (tests use short heartbeats).
 bool Seconds(const RdzvConfig& conf, const char* key, milliseconds fallback, milliseconds* out,
              std::string* error) {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "launcher/agent/store_host.h"
+#include "rendezvous/rendezvous.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
@@ -31,13 +32,16 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
     port_was_chosen_ = true;
   } else if (dynamic || !options.rdzv_endpoint.empty()) {
     // torchrun's parse_rendezvous_endpoint reads an empty endpoint as localhost, with c10d's
-    // default port 29400.
+    // default port.
     std::string error;
-    auto endpoint = ParseEndpoint(
-        options.rdzv_endpoint.empty() ? "localhost:29400" : options.rdzv_endpoint, &error);
+    auto endpoint = ParseEndpoint(options.rdzv_endpoint.empty()
+                                      ? "localhost:" + std::to_string(kDefaultC10dPort)
+                                      : options.rdzv_endpoint,
+                                  &error);
     if (!endpoint) throw std::runtime_error("--rdzv-endpoint: " + error);
     master_addr_ = endpoint->host;
-    master_port_ = endpoint->port >= 0 ? endpoint->port : (dynamic ? 29400 : master_port_);
+    master_port_ =
+        endpoint->port >= 0 ? endpoint->port : (dynamic ? kDefaultC10dPort : master_port_);
     port_was_chosen_ = true;
   }
 }

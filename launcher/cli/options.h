@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
+#include "base/exit_code.h"
 #include "launcher/cli/rdzv_config.h"
 #include "launcher/cli/std_spec.h"
-#include "launcher/exit_code.h"
 #include "worker_env/env_map.h"
 
 namespace cpplaunch {

@@ -3,14 +3,10 @@
 #include <cstring>
 #include <utility>
 
+#include "base/text.h"
+
 namespace cpplaunch {
 namespace {
-
-bool IsIdentifierStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-bool IsIdentifierChar(char c) { return IsIdentifierStart(c) || (c >= '0' && c <= '9'); }
 
 std::optional<std::string> PrefixField(std::string_view name, std::string_view role, int rank,
                                        int local_rank) {
@@ -27,37 +23,9 @@ std::string FormatLinePrefix(std::optional<std::string_view> prefix_template, st
   // torchrun's header when TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE is unset: "[default0]:".
   if (!prefix_template) return "[" + std::string(role) + std::to_string(local_rank) + "]:";
   // Python's string.Template.safe_substitute: unknown or malformed placeholders stay verbatim.
-  const std::string_view t = *prefix_template;
-  std::string out;
-  std::size_t i = 0;
-  while (i < t.size()) {
-    if (t[i] != '$') {
-      out += t[i++];
-      continue;
-    }
-    if (i + 1 < t.size() && t[i + 1] == '$') {
-      out += '$';
-      i += 2;
-      continue;
-    }
-    const bool braced = i + 1 < t.size() && t[i + 1] == '{';
-    const std::size_t name_begin = i + (braced ? 2 : 1);
-    std::size_t name_end = name_begin;
-    if (name_end < t.size() && IsIdentifierStart(t[name_end])) {
-      while (name_end < t.size() && IsIdentifierChar(t[name_end])) ++name_end;
-    }
-    const bool closed = !braced || (name_end < t.size() && t[name_end] == '}');
-    if (name_end == name_begin || !closed) {
-      out += t[i++];
-      continue;
-    }
-    const std::size_t end = name_end + (braced ? 1 : 0);
-    const auto value =
-        PrefixField(t.substr(name_begin, name_end - name_begin), role, rank, local_rank);
-    out += value ? std::string_view(*value) : t.substr(i, end - i);
-    i = end;
-  }
-  return out;
+  return SafeSubstitute(*prefix_template, [&](std::string_view name) {
+    return PrefixField(name, role, rank, local_rank);
+  });
 }
 
 LinePrefixer::LinePrefixer(std::string prefix, std::size_t max_line_bytes)

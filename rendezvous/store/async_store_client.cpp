@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/wire_format.h"
 
@@ -27,11 +28,6 @@ constexpr auto kFirstRetryPause = std::chrono::milliseconds(50);
 constexpr auto kLongestRetryPause = std::chrono::milliseconds(1000);
 // A timeout this long means "no timeout": the wait ends when the key appears or on Close().
 constexpr auto kForever = std::chrono::hours(24 * 365);
-
-std::string HostPort(const std::string& host, int port) {
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
-}
 
 std::string Seconds(std::chrono::steady_clock::duration duration) {
   char text[32];
@@ -283,7 +279,7 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
   auto impl = impl_;
   Impl::Turn turn(*impl, "connect");
   if (impl->cancelled) throw StoreError("connect: the client was closed");
-  impl->peer = HostPort(host, port);
+  impl->peer = Endpoint{host, port}.ToString();
   impl->input.clear();
   const auto started = Clock::now();
   auto pause = std::chrono::duration_cast<Clock::duration>(kFirstRetryPause);

@@ -9,6 +9,7 @@
 
 #include "base/fd_io.h"
 #include "base/socket_io.h"
+#include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
 namespace {
@@ -18,11 +19,6 @@ using std::chrono::milliseconds;
 constexpr milliseconds kFirstBackoff{10};
 constexpr milliseconds kMaxBackoff{1000};
 constexpr size_t kReceiveChunk = 64 * 1024;
-
-std::string FormatAddress(const std::string& host, uint16_t port) {
-  bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
 
 // "'a'" or "['a', 'b', ...]" for messages; long lists are cut.
 std::string DescribeKeys(const std::vector<std::string>& keys) {
@@ -56,7 +52,7 @@ UniqueFd ConnectOne(const addrinfo& address, std::chrono::steady_clock::time_poi
 
 StoreClient::StoreClient(StoreClientOptions options)
     : options_(std::move(options)),
-      address_(FormatAddress(options_.host, options_.port)),
+      address_(Endpoint{options_.host, options_.port}.ToString()),
       reply_decoder_(options_.limits) {
   if (options_.dialect == Dialect::kUndecided) options_.dialect = Dialect::kModern;
   Connect();

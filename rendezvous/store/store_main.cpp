@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/exit_code.h"
 #include "rendezvous/store/store_server.h"
 
 namespace {
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   options.port = 0;  // a free port by default: the caller reads it from stdout
   if (std::string error = ParseArgs(argc, argv, &options); !error.empty()) {
     std::cerr << "cpplaunch-store: " << error << "\n";
-    return 2;
+    return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kUsage);
   }
   // A write to a client that has gone must fail with EPIPE, not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
@@ -95,7 +96,7 @@ int main(int argc, char** argv) {
     io.run();
   } catch (const cpplaunch::StoreBindError& error) {
     std::cerr << "cpplaunch-store: " << error.what() << "\n";
-    return 1;
+    return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kFailure);
   }
-  return 0;
+  return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kSuccess);
 }

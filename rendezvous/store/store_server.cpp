@@ -16,6 +16,7 @@
 
 #include "base/socket_io.h"
 #include "base/unique_fd.h"
+#include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/request_decoder.h"
 
@@ -40,14 +41,9 @@ constexpr int kAcceptBurst = 4096;
 constexpr int kAcceptPollInterval = 32;
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 
-std::string FormatEndpoint(const std::string& host, uint16_t port) {
-  bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 [[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
   std::string message =
-      "cannot bind the store to " + FormatEndpoint(host, port) + ": " + ec.message();
+      "cannot bind the store to " + Endpoint{host, port}.ToString() + ": " + ec.message();
   if (ec == asio::error::address_in_use) {
     message += "; choose another --master-port or --master-port=0";
   } else if (ec == boost::system::errc::address_not_available) {
@@ -268,7 +264,7 @@ void StoreServerImpl::Listen(const std::string& host) {
     auto results = resolver.resolve(host, std::to_string(options_.port),
                                     tcp::resolver::passive | tcp::resolver::numeric_service, ec);
     if (ec || results.empty()) {
-      throw StoreBindError("cannot bind the store to " + FormatEndpoint(host, options_.port) +
+      throw StoreBindError("cannot bind the store to " + Endpoint{host, options_.port}.ToString() +
                            ": cannot resolve '" + host + "': " + ec.message());
     }
     address = results.begin()->endpoint().address();

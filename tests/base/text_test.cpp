@@ -56,3 +56,29 @@ TEST_CASE("ToInt keeps values that fit in an int") {
   CHECK_FALSE(ToInt(2147483648LL));
   CHECK_FALSE(ToInt(std::nullopt));
 }
+
+namespace cpplaunch {
+namespace {
+
+std::optional<std::string> Vars(std::string_view name) {
+  if (name == "a") return std::string("1");
+  if (name == "ab") return std::string("2");
+  return std::nullopt;
+}
+
+TEST_CASE("SafeSubstitute follows Python's string.Template.safe_substitute") {
+  CHECK(SafeSubstitute("x$a.${ab}y", Vars) == "x1.2y");
+  CHECK(SafeSubstitute("$ab$a", Vars) == "21");                 // the longest identifier
+  CHECK(SafeSubstitute("$abc ${abc}", Vars) == "$abc ${abc}");  // unknown: verbatim
+  CHECK(SafeSubstitute("$$a", Vars) == "$a");                   // escaped dollar
+  CHECK(SafeSubstitute("cost $5 $", Vars) == "cost $5 $");      // no identifier: kept
+  CHECK(SafeSubstitute("${a", Vars) == "${a");                  // unclosed brace: kept
+  CHECK(SafeSubstitute("${}", Vars) == "${}");
+  CHECK(SafeSubstitute("${ a}", Vars) == "${ a}");
+  CHECK(SafeSubstitute("$_a1", Vars) == "$_a1");
+  CHECK(SafeSubstitute("", Vars).empty());
+  CHECK(SafeSubstitute("$\xc3\xa9", Vars) == "$\xc3\xa9");  // ASCII identifiers only
+}
+
+}  // namespace
+}  // namespace cpplaunch

@@ -1,6 +1,7 @@
 #pragma once
-// cpplaunch's process exit codes, torchrun's: the one mapping from an outcome to a number,
-// used by main, the agent and the tests (docs/troubleshooting.md lists them for users).
+// The process exit codes of cpplaunch (torchrun's) and of cpplaunch-store: the one mapping from
+// an outcome to a number, used by both mains, the agent and the tests (docs/troubleshooting.md
+// lists them for users).
 
 namespace cpplaunch {
 
