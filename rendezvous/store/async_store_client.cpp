@@ -166,7 +166,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
       if (!input.empty() || shape == ReplyShape::kNone) {
         DecodeResult result = decoder.Feed(input);
         input.erase(0, result.consumed);
-        if (result.status == DecodeStatus::kRequest) co_return std::move(decoder.reply());
+        if (result.status == DecodeStatus::kComplete) co_return std::move(decoder.reply());
         if (result.status == DecodeStatus::kMalformed) {
           CloseWith("malformed reply: " + decoder.error());
           throw StoreError(what + ": malformed reply from the store at " + peer + ": " +

@@ -54,7 +54,7 @@ DecodeResult FieldReader::Feed(std::string_view input) {
     if (error_ != FieldError::kNone) return {DecodeStatus::kMalformed, used};
     // Ends of lists and fields without bytes are settled before asking for input, so that a
     // message whose last field is empty (a zero-length value) completes with its last byte.
-    if (!in_blob_ && !Advance()) return {DecodeStatus::kRequest, used};
+    if (!in_blob_ && !Advance()) return {DecodeStatus::kComplete, used};
     if (used == input.size()) return {DecodeStatus::kNeedMore, used};
     if (in_blob_) {
       used += FeedBlob(input.substr(used));

@@ -49,10 +49,10 @@ class FieldReader {
   // Starts reading `program` into `target`; `expected` is the count of a kExpectedValues field.
   void Start(const Field* program, FieldTarget target, uint64_t expected = 0);
 
-  // Consumes bytes until the program is complete (kRequest), the input is exhausted
+  // Consumes bytes until the program is complete (kComplete), the input is exhausted
   // (kNeedMore: everything was consumed) or a declared size breaks a limit (kMalformed, with
   // the bytes of that prefix consumed; the reader stays failed until the next Start()).
-  // Fields that take no bytes complete without input: Feed("") may return kRequest.
+  // Fields that take no bytes complete without input: Feed("") may return kComplete.
   DecodeResult Feed(std::string_view input);
 
   FieldError error() const { return error_; }

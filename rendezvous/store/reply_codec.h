@@ -41,8 +41,8 @@ class ReplyDecoder {
   // Starts a new reply; `count` is the number of values for kBytesList. The values and keys of
   // the previous reply are cleared; u8, u32 and number keep their values until overwritten.
   void Expect(ReplyShape shape, uint64_t count = 0);
-  // Same contract as RequestDecoder::Feed; kRequest means "reply complete" (a kNone reply, or
-  // an empty kBytesList, completes without input).
+  // Same contract as RequestDecoder::Feed, for one reply (a kNone reply, or an empty
+  // kBytesList, completes without input: Feed("") may return kComplete).
   DecodeResult Feed(std::string_view input);
   Reply& reply() { return reply_; }
   const std::string& error() const { return error_; }

@@ -41,7 +41,7 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
       case Stage::kDialect: {
         used += FeedDialect(input.substr(used));
         if (stage_ == Stage::kDialect) return {DecodeStatus::kNeedMore, used};
-        if (stage_ == Stage::kCommand) return {DecodeStatus::kRequest, used};  // VALIDATE
+        if (stage_ == Stage::kCommand) return {DecodeStatus::kComplete, used};  // VALIDATE
         continue;
       }
       case Stage::kFields: {
@@ -54,7 +54,7 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
         if (fields.status == DecodeStatus::kNeedMore) return {DecodeStatus::kNeedMore, used};
         // Stop at every request even when input remains: request_ is reused by the next one.
         stage_ = Stage::kCommand;
-        return {DecodeStatus::kRequest, used};
+        return {DecodeStatus::kComplete, used};
       }
     }
   }

@@ -22,7 +22,7 @@ class RequestDecoder {
  public:
   explicit RequestDecoder(WireLimits limits = {});
 
-  // Consumes bytes until one request is complete (kRequest: read it with request()), the input
+  // Consumes bytes until one request is complete (kComplete: read it with request()), the input
   // is exhausted (kNeedMore: everything was consumed and kept), or the input is invalid
   // (kMalformed: see error(); the decoder stays failed). Call again with the rest of the input.
   DecodeResult Feed(std::string_view input);

@@ -60,7 +60,8 @@ struct Reply {
 
 enum class DecodeStatus {
   kNeedMore,
-  kRequest,  // a request (RequestDecoder), a reply (ReplyDecoder) or a program is complete
+  kComplete,  // one unit is complete: a request (RequestDecoder), a reply (ReplyDecoder) or a
+              // field program (FieldReader)
   kMalformed,
 };
 

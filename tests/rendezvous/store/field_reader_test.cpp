@@ -48,10 +48,10 @@ TEST_CASE("FieldReader runs a program over input cut anywhere", "[rendezvous][wi
     if (first.status == DecodeStatus::kNeedMore) {
       REQUIRE(first.consumed == cut);
       DecodeResult second = reader.Feed(all.substr(cut));
-      REQUIRE(second.status == DecodeStatus::kRequest);
+      REQUIRE(second.status == DecodeStatus::kComplete);
       REQUIRE(second.consumed == bytes.size() - cut);
     } else {
-      REQUIRE(first.status == DecodeStatus::kRequest);
+      REQUIRE(first.status == DecodeStatus::kComplete);
       REQUIRE(first.consumed == bytes.size());
     }
     CheckMessage(m);
@@ -64,7 +64,7 @@ TEST_CASE("FieldReader stops at the end of the program", "[rendezvous][wire]") {
   reader.Start(kProgram, m.target());
   const std::string bytes = FromHex(kBytes) + "xyz";
   DecodeResult result = reader.Feed(bytes);
-  CHECK(result.status == DecodeStatus::kRequest);
+  CHECK(result.status == DecodeStatus::kComplete);
   CHECK(result.consumed == bytes.size() - 3);
   CHECK(reader.Feed("more").consumed == 0);
 }
@@ -109,7 +109,7 @@ TEST_CASE("FieldReader reports the limit a prefix breaks", "[rendezvous][wire]")
     constexpr Field program[] = {Field::kU8, Field::kEnd};
     reader.Start(program, m.target());
     CHECK(reader.error() == FieldError::kNone);
-    CHECK(reader.Feed(FromHex("09")).status == DecodeStatus::kRequest);
+    CHECK(reader.Feed(FromHex("09")).status == DecodeStatus::kComplete);
     CHECK(m.u8 == 9);
   }
 }
@@ -121,15 +121,15 @@ TEST_CASE("FieldReader fields that take no bytes of their own", "[rendezvous][wi
     constexpr Field program[] = {Field::kExpectedValues, Field::kEnd};
     reader.Start(program, m.target(), 2);
     auto result = reader.Feed(FromHex("00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 7a"));
-    CHECK(result.status == DecodeStatus::kRequest);
+    CHECK(result.status == DecodeStatus::kComplete);
     CHECK(m.values == std::vector<Bytes>{"", "z"});
     reader.Start(program, m.target(), 0);
-    CHECK(reader.Feed("").status == DecodeStatus::kRequest);
+    CHECK(reader.Feed("").status == DecodeStatus::kComplete);
   }
   SECTION("an optional value is absent when the count is not positive") {
     constexpr Field program[] = {Field::kOptionalValue, Field::kEnd};
     reader.Start(program, m.target());
-    CHECK(reader.Feed(FromHex("ff ff ff ff ff ff ff ff")).status == DecodeStatus::kRequest);
+    CHECK(reader.Feed(FromHex("ff ff ff ff ff ff ff ff")).status == DecodeStatus::kComplete);
     CHECK(m.number == -1);
     CHECK(m.values.empty());
   }

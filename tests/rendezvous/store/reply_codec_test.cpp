@@ -56,7 +56,7 @@ std::vector<Reply> DecodeReplyAllCuts(ReplyShape shape, const std::string& hex, 
       REQUIRE(first.consumed == cut);
       auto second = decoder.Feed(all.substr(cut));
       if (second.status == DecodeStatus::kMalformed) return {};
-      REQUIRE(second.status == DecodeStatus::kRequest);
+      REQUIRE(second.status == DecodeStatus::kComplete);
       REQUIRE(first.consumed + second.consumed == bytes.size());
     } else {
       REQUIRE(first.consumed == bytes.size());
@@ -125,15 +125,15 @@ TEST_CASE("ReplyDecoder checks counts before reading the items", "[rendezvous][w
     CHECK(decoder.error() == "the server sent a key count of 3 (limit 2)");
     CHECK(decoder.Feed(FromHex("00")).status == DecodeStatus::kMalformed);  // stays failed
     decoder.Expect(ReplyShape::kU8);                                        // until the next reply
-    CHECK(decoder.Feed(FromHex("01")).status == DecodeStatus::kRequest);
+    CHECK(decoder.Feed(FromHex("01")).status == DecodeStatus::kComplete);
     CHECK(decoder.error().empty());
   }
   SECTION("replies without bytes complete at once") {
     ReplyDecoder decoder(limits);
     decoder.Expect(ReplyShape::kNone);
-    CHECK(decoder.Feed("").status == DecodeStatus::kRequest);
+    CHECK(decoder.Feed("").status == DecodeStatus::kComplete);
     decoder.Expect(ReplyShape::kBytesList, 0);
-    CHECK(decoder.Feed("").status == DecodeStatus::kRequest);
+    CHECK(decoder.Feed("").status == DecodeStatus::kComplete);
   }
 }
 

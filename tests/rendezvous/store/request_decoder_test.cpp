@@ -142,7 +142,7 @@ TEST_CASE("RequestDecoder decodes every modern vector byte for byte", "[rendezvo
     if (vector.request.command != Command::kValidate) decoder.Feed(FromHex("00 ce f7 85 3c"));
     std::string bytes = FromHex(vector.hex);
     DecodeResult result = decoder.Feed(bytes);
-    REQUIRE(result.status == DecodeStatus::kRequest);
+    REQUIRE(result.status == DecodeStatus::kComplete);
     CHECK(result.consumed == bytes.size());
     CHECK(Describe(decoder.request()) == Describe(vector.request));
     CHECK(decoder.dialect() == Dialect::kModern);
@@ -158,7 +158,7 @@ TEST_CASE("RequestDecoder decodes every legacy vector byte for byte", "[rendezvo
     RequestDecoder decoder;
     std::string bytes = FromHex(vector.hex);
     DecodeResult result = decoder.Feed(bytes);
-    REQUIRE(result.status == DecodeStatus::kRequest);
+    REQUIRE(result.status == DecodeStatus::kComplete);
     CHECK(result.consumed == bytes.size());
     CHECK(Describe(decoder.request()) == Describe(vector.request));
     CHECK(decoder.dialect() == Dialect::kLegacy);
@@ -204,7 +204,7 @@ TEST_CASE("RequestDecoder tells the dialect from the first bytes", "[rendezvous]
     CHECK(result.status == DecodeStatus::kNeedMore);
     CHECK(result.consumed == 4);
     CHECK(decoder.dialect() == Dialect::kUndecided);
-    CHECK(decoder.Feed(FromHex("3c")).status == DecodeStatus::kRequest);
+    CHECK(decoder.Feed(FromHex("3c")).status == DecodeStatus::kComplete);
     CHECK(decoder.dialect() == Dialect::kModern);
   }
   SECTION("a leading zero without the magic is a legacy SET") {
@@ -215,7 +215,7 @@ TEST_CASE("RequestDecoder tells the dialect from the first bytes", "[rendezvous]
   }
   SECTION("a non-zero first byte is legacy") {
     RequestDecoder decoder;
-    REQUIRE(decoder.Feed(FromHex("06")).status == DecodeStatus::kRequest);
+    REQUIRE(decoder.Feed(FromHex("06")).status == DecodeStatus::kComplete);
     CHECK(decoder.dialect() == Dialect::kLegacy);
     CHECK(decoder.request().command == Command::kGetNumKeys);
   }

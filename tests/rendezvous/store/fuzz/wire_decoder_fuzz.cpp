@@ -91,7 +91,7 @@ void CheckRoundTrip(std::string_view stream, Dialect dialect) {
   while (!stream.empty()) {
     auto result = decoder.Feed(stream);
     stream.remove_prefix(result.consumed);
-    if (result.status != DecodeStatus::kRequest) break;
+    if (result.status != DecodeStatus::kComplete) break;
     Require(cpplaunch::EncodeRequest(dialect, decoder.request(), &reencoded));
   }
   RequestDecoder again(SmallLimits());
@@ -99,7 +99,7 @@ void CheckRoundTrip(std::string_view stream, Dialect dialect) {
   while (!rest.empty()) {
     auto result = again.Feed(rest);
     rest.remove_prefix(result.consumed);
-    Require(result.status == DecodeStatus::kRequest);
+    Require(result.status == DecodeStatus::kComplete);
   }
 }
 
@@ -111,7 +111,7 @@ void FuzzReply(std::string_view stream, uint8_t shape_byte) {
     auto result = decoder.Feed(stream);
     Require(result.consumed <= stream.size());
     stream.remove_prefix(result.consumed);
-    if (result.status != DecodeStatus::kRequest) break;
+    if (result.status != DecodeStatus::kComplete) break;
     decoder.Expect(shape, shape_byte / 9 % 4);
     if (result.consumed == 0) break;  // kNone completes without input
   }
