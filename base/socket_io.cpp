@@ -1,5 +1,6 @@
 #include "base/socket_io.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -63,6 +64,13 @@ AcceptResult AcceptConnection(int listen_fd) {
     result.error = error;
   }
   return result;
+}
+
+int SetCloseOnExec(int fd) {
+  const int flags = ::fcntl(fd, F_GETFD);
+  if (flags < 0) return errno;
+  if (::fcntl(fd, F_SETFD, flags | FD_CLOEXEC) < 0) return errno;
+  return 0;
 }
 
 }  // namespace cpplaunch

@@ -2,6 +2,7 @@
 // TCP sockets at the OS boundary, for code that drives its own sockets (the blocking store
 // client's connect, the store server's accept burst): a connect bounded by a timeout and one
 // non-blocking accept. Sockets come back owned by UniqueFd, close-on-exec and non-blocking.
+// SetCloseOnExec covers a socket another library opened (asio's acceptor).
 // Nothing here throws or logs; failures are errno values (see fd_io.h for ErrorText).
 
 #include <sys/socket.h>
@@ -40,5 +41,9 @@ struct AcceptResult {
 // created close-on-exec and non-blocking in the same call, so a process forked meanwhile never
 // inherits it.
 AcceptResult AcceptConnection(int listen_fd);
+
+// Sets close-on-exec on `fd` (borrowed), keeping its other descriptor flags, so that processes
+// forked and exec'd later do not inherit it. Returns 0, or the errno value of the failed fcntl.
+int SetCloseOnExec(int fd);
 
 }  // namespace cpplaunch

@@ -1,7 +1,5 @@
 #include "rendezvous/store/store_server.h"
 
-#include <fcntl.h>
-
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -51,8 +49,6 @@ constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
   }
   throw StoreBindError(message, ec == asio::error::address_in_use);
 }
-
-void SetCloseOnExec(int fd) { ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC); }
 
 }  // namespace
 
@@ -278,7 +274,9 @@ bool StoreServerImpl::TryListen(const tcp::endpoint& endpoint, bool dual_stack, 
   acceptor_.close(ec);
   if (acceptor_.open(endpoint.protocol(), ec)) return false;
   v6_ = endpoint.protocol() == tcp::v6();
-  SetCloseOnExec(acceptor_.native_handle());  // workers forked later must not hold the port
+  // Workers forked later must not hold the port. fcntl cannot fail on the descriptor just
+  // opened, so its result is not checked.
+  SetCloseOnExec(acceptor_.native_handle());
   // A restarted agent must be able to bind the port again while the previous run's
   // connections sit in TIME_WAIT.
   acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);

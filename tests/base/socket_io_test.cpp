@@ -80,5 +80,20 @@ TEST_CASE("AcceptConnection tells an empty queue, a connection and a failure apa
   CHECK(failed.error == EBADF);
 }
 
+TEST_CASE("SetCloseOnExec marks a socket close-on-exec and keeps its status flags") {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+  REQUIRE(fd);
+  REQUIRE_FALSE(HasFlag(fd.get(), F_GETFD, FD_CLOEXEC));
+  CHECK(SetCloseOnExec(fd.get()) == 0);
+  CHECK(HasFlag(fd.get(), F_GETFD, FD_CLOEXEC));
+  CHECK(HasFlag(fd.get(), F_GETFL, O_NONBLOCK));
+  CHECK(SetCloseOnExec(fd.get()) == 0);  // already set: still fine
+  CHECK(HasFlag(fd.get(), F_GETFD, FD_CLOEXEC));
+}
+
+TEST_CASE("SetCloseOnExec reports a bad descriptor as EBADF") {
+  CHECK(SetCloseOnExec(-1) == EBADF);
+}
+
 }  // namespace
 }  // namespace cpplaunch
