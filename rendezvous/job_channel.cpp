@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rendezvous/store/async_store_client.h"
+#include "rendezvous/store/endpoint.h"
 #include "rendezvous/store_steps.h"
 
 namespace cpplaunch {
@@ -22,8 +23,6 @@ namespace {
 // end key appears or Stop() closes the client, and no CANCEL_WAIT is ever sent.
 constexpr auto kForever = std::chrono::hours(24 * 400);
 constexpr auto kShortestTick = std::chrono::milliseconds(10);
-
-std::string SecondsText(std::chrono::milliseconds duration) { return FormatSeconds(duration); }
 
 }  // namespace
 
@@ -70,9 +69,9 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     notice.host = self().hostname;
     notice.addr = self().addr;
     notice.node_rank = round.group_rank;
-    notice.detail = "the store at " + settings.store_host + ":" +
-                    std::to_string(settings.store_port) + " is gone (" + why +
-                    "); the agent hosting it stopped or the network failed";
+    notice.detail = "the store at " +
+                    Endpoint{settings.store_host, settings.store_port}.ToString() + " is gone (" +
+                    why + "); the agent hosting it stopped or the network failed";
     return notice;
   }
 
@@ -152,7 +151,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     notice.addr = lost.addr;
     notice.node_rank = rank;
     notice.detail = "no heartbeat for " + FormatSeconds(silent) + " (keep_alive_interval " +
-                    SecondsText(settings.keep_alive_interval) + " x keep_alive_max_attempt " +
+                    FormatSeconds(settings.keep_alive_interval) + " x keep_alive_max_attempt " +
                     std::to_string(settings.keep_alive_max_attempt) + "), noticed by " +
                     self().Label();
     Deliver(co_await PublishRoundEnd(beat, settings.run_id, round.round, notice));

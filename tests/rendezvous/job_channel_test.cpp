@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <string>
 
 #include "rendezvous/store/async_store_client.h"
 #include "tests/rendezvous/rendezvous_test_support.h"
@@ -39,13 +40,14 @@ struct Agent {
 };
 
 std::vector<std::unique_ptr<Agent>> StartAgents(asio::io_context& io, uint16_t port, int count,
-                                                std::chrono::milliseconds keep_alive) {
+                                                std::chrono::milliseconds keep_alive,
+                                                const std::string& store_host = "127.0.0.1") {
   std::vector<std::unique_ptr<Agent>> agents;
   std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
   for (int rank = 0; rank < count; ++rank) {
     JobChannel::Settings settings;
     settings.run_id = "job";
-    settings.store_host = "127.0.0.1";
+    settings.store_host = store_host;
     settings.store_port = port;
     settings.keep_alive_interval = keep_alive;
     settings.keep_alive_max_attempt = 3;
@@ -157,6 +159,21 @@ TEST_CASE("JobChannel: losing the store ends the round locally", "[rendezvous][j
   REQUIRE(AllSeen(agents));
   CHECK(agents[1]->seen->kind == RoundEndKind::kStoreLost);
   CHECK_THAT(agents[1]->seen->detail, Catch::Contains("127.0.0.1:"));
+}
+
+TEST_CASE("JobChannel: a lost IPv6 store is named with brackets", "[rendezvous][job_channel]") {
+  asio::io_context io;
+  StoreServerOptions options = testing::LoopbackServer();
+  options.bind_host = "::1";
+  auto server = std::make_unique<StoreServer>(io, options);
+  const std::string address = "[::1]:" + std::to_string(server->port());
+  auto agents = StartAgents(io, server->port(), 2, 5s, "::1");
+  server->Stop();
+  RunUntil(
+      io, [&] { return AllSeen(agents); }, 3000ms);
+  REQUIRE(AllSeen(agents));
+  CHECK(agents[1]->seen->kind == RoundEndKind::kStoreLost);
+  CHECK_THAT(agents[1]->seen->detail, Catch::StartsWith("the store at " + address + " is gone ("));
 }
 
 TEST_CASE(
