@@ -24,11 +24,6 @@ int64_t WallMs() {
       .count();
 }
 
-std::string Nnodes(int min_nodes, int max_nodes) {
-  if (min_nodes == max_nodes) return std::to_string(max_nodes);
-  return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
-}
-
 std::string ListNodes(const std::vector<std::string>& ids) {
   std::string text;
   const size_t shown = std::min<size_t>(ids.size(), 8);
@@ -152,7 +147,7 @@ RendezvousError DynamicRendezvous::TimeoutError(const Snapshot& snapshot,
   return RendezvousError("rendezvous of job '" + settings_.run_id + "' at the store " +
                          client_.peer() + " timed out on " + settings_.self.Label() + " after " +
                          FormatSeconds(Clock::now() - started) + " (join_timeout): " + state +
-                         ", --nnodes=" + Nnodes(settings_.min_nodes, settings_.max_nodes));
+                         ", --nnodes=" + NnodesText(settings_.min_nodes, settings_.max_nodes));
 }
 
 // Waits for the state to change, for the decision's wake-up time (last call), or for the next
@@ -264,18 +259,10 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousSta
   result.group_rank = rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
-  if (state.round > 0) {
-    if (rank == 0) {
-      co_await ClearWorkerKeys(client_, settings_.run_id, state.round);
-    } else {
-      std::vector<std::string> go{GoKey(settings_.run_id, state.round)};
-      if (!co_await WaitForKeys(client_, std::move(go), deadline, settings_.progress_interval,
-                                {})) {
-        throw RendezvousError("round " + std::to_string(state.round) + " of job '" +
-                              settings_.run_id + "': group rank 0 did not release the round");
-      }
-    }
-  }
+  co_await ReleaseRound(client_, settings_.run_id, state.round, rank, deadline,
+                        settings_.progress_interval,
+                        "round " + std::to_string(state.round) + " of job '" + settings_.run_id +
+                            "': group rank 0 did not release the round");
   co_return result;
 }
 
@@ -284,8 +271,8 @@ void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time
   const int joined = static_cast<int>(state.participants.size());
   std::string line = "waiting for hosts of job '" + settings_.run_id + "' (round " +
                      std::to_string(state.round) +
-                     ", --nnodes=" + Nnodes(state.min_nodes, state.max_nodes) + ") at the store " +
-                     client_.peer() + ": ";
+                     ", --nnodes=" + NnodesText(state.min_nodes, state.max_nodes) +
+                     ") at the store " + client_.peer() + ": ";
   if (state.complete) {
     line += "the job is running with " + std::to_string(joined) + " host(s); ";
     line += state.IsWaiting(settings_.self.node_id)

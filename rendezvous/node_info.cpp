@@ -41,6 +41,11 @@ std::optional<RoundEndKind> KindFromName(std::string_view name) {
 
 }  // namespace
 
+std::string NnodesText(int min_nodes, int max_nodes) {
+  if (min_nodes == max_nodes) return std::to_string(min_nodes);
+  return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
+}
+
 std::string NodeInfo::Label() const {
   if (hostname.empty()) return addr;
   if (addr.empty() || addr == hostname) return hostname;

@@ -25,6 +25,9 @@ struct NodeInfo {
   friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
 };
 
+// --nnodes as torchrun accepts it, for messages: "N" when MIN equals MAX, else "MIN:MAX".
+std::string NnodesText(int min_nodes, int max_nodes);
+
 // Why a round ended. The first notice written for a round wins (COMPARE_SET on an absent key),
 // so every agent acts on the same one: that is the job's root cause.
 enum class RoundEndKind {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/text.h"
+#include "rendezvous/node_info.h"
 #include "rendezvous/text_record.h"
 
 namespace cpplaunch {
@@ -34,11 +35,6 @@ void InsertSorted(std::vector<std::string>* list, const std::string& item) {
 
 void Erase(std::vector<std::string>* list, std::string_view item) {
   list->erase(std::remove(list->begin(), list->end(), item), list->end());
-}
-
-std::string NnodesText(int min_nodes, int max_nodes) {
-  if (min_nodes == max_nodes) return std::to_string(min_nodes);
-  return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
 }
 
 // Every write bumps the version: the driver's COMPARE_SET against the text it read then fails

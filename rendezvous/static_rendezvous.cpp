@@ -15,11 +15,6 @@ std::string ClaimKey(const std::string& run_id, int64_t round, int node_rank) {
   return rendezvous_keys::Round(run_id, round) + "static/claim/" + std::to_string(node_rank);
 }
 
-std::string Nnodes(int min_nodes, int max_nodes) {
-  if (min_nodes == max_nodes) return std::to_string(max_nodes);
-  return std::to_string(min_nodes) + ":" + std::to_string(max_nodes);
-}
-
 std::string RankList(const std::vector<int>& ranks) {
   std::string text;
   for (int rank : ranks) text += (text.empty() ? "" : ", ") + std::to_string(rank);
@@ -82,19 +77,12 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   result.group_rank = settings_.node_rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
-  // Round 0 has nothing to clean. In a later round no host may start workers before node rank 0
-  // has removed the previous attempt's worker keys, so the others wait for its "go".
-  if (round > 0) {
-    if (result.group_rank == 0) {
-      co_await ClearWorkerKeys(client_, run_id, round);
-    } else {
-      std::vector<std::string> go{GoKey(run_id, round)};
-      if (!co_await WaitForKeys(client_, go, deadline, settings_.progress_interval, {})) {
-        throw RendezvousError("rendezvous round " + std::to_string(round) + " on " + Where() +
-                              ": node rank 0 did not release the round within the timeout");
-      }
-    }
-  }
+  // Node rank 0 is group rank 0 here: it clears the previous attempt's worker keys, the others
+  // wait for its "go".
+  co_await ReleaseRound(client_, run_id, round, result.group_rank, deadline,
+                        settings_.progress_interval,
+                        "rendezvous round " + std::to_string(round) + " on " + Where() +
+                            ": node rank 0 did not release the round within the timeout");
   co_return result;
 }
 
@@ -177,10 +165,10 @@ Rendezvous::Task<void> StaticRendezvous::CheckAgreement(int64_t round,
     const NodeInfo& other = nodes[rank];
     if (other.nnodes_min != self.nnodes_min || other.nnodes_max != self.nnodes_max) {
       co_await FailConfig(
-          round, "node rank " + std::to_string(rank + first_rank) + " (" + other.Label() +
-                     ") was started with --nnodes=" + Nnodes(other.nnodes_min, other.nnodes_max) +
-                     " but " + Where() +
-                     " with --nnodes=" + Nnodes(self.nnodes_min, self.nnodes_max));
+          round,
+          "node rank " + std::to_string(rank + first_rank) + " (" + other.Label() +
+              ") was started with --nnodes=" + NnodesText(other.nnodes_min, other.nnodes_max) +
+              " but " + Where() + " with --nnodes=" + NnodesText(self.nnodes_min, self.nnodes_max));
     }
     if (other.max_restarts != self.max_restarts) {
       co_await FailConfig(round, "node rank " + std::to_string(rank + first_rank) + " (" +

@@ -118,4 +118,19 @@ asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::strin
   co_await client.Set(GoKey(run_id, round), "");
 }
 
+asio::awaitable<void> ReleaseRound(AsyncStoreClient& client, const std::string& run_id,
+                                   int64_t round, int group_rank, Clock::time_point deadline,
+                                   std::chrono::milliseconds interval,
+                                   std::string timeout_message) {
+  if (round == 0) co_return;
+  if (group_rank == 0) {
+    co_await ClearWorkerKeys(client, run_id, round);
+    co_return;
+  }
+  std::vector<std::string> go{GoKey(run_id, round)};
+  if (!co_await WaitForKeys(client, std::move(go), deadline, interval, {})) {
+    throw RendezvousError(timeout_message);
+  }
+}
+
 }  // namespace cpplaunch

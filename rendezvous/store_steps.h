@@ -1,8 +1,8 @@
 #pragma once
 // Store steps shared by the static and dynamic rendezvous and the job channel: connecting with
 // progress lines, waiting for keys with progress lines, publishing the notice that ends a round,
-// and clearing the previous round's worker keys. Coroutines on the caller's loop thread; each
-// uses the client it is given (one operation at a time on it).
+// and releasing a new round once the previous round's worker keys are cleared. Coroutines on the
+// caller's loop thread; each uses the client it is given (one operation at a time on it).
 
 #include <chrono>
 #include <functional>
@@ -42,9 +42,20 @@ boost::asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client,
                                                  RoundEnd notice);
 
 // Deletes every key that is not an agent key (the workers' keys of earlier rounds), then sets
-// the round's "go" key. Called by group rank 0 of a round > 0; the others WaitForGo().
+// the round's "go" key. Called by group rank 0 of a round > 0 (through ReleaseRound).
 boost::asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::string& run_id,
                                              int64_t round);
+
+// The last step of a round before workers start. Round 0 has nothing to clean: returns at once.
+// In a later round, group rank 0 runs ClearWorkerKeys and every other rank waits for the round's
+// "go" key, so no host starts workers while the previous attempt's worker keys remain. Throws
+// RendezvousError(`timeout_message`) when the go key is not there by `deadline`.
+boost::asio::awaitable<void> ReleaseRound(AsyncStoreClient& client, const std::string& run_id,
+                                          int64_t round, int group_rank,
+                                          AsyncStoreClient::Clock::time_point deadline,
+                                          std::chrono::milliseconds interval,
+                                          std::string timeout_message);
+
 std::string GoKey(const std::string& run_id, int64_t round);
 std::string EndKey(const std::string& run_id, int64_t round);
 

@@ -21,6 +21,12 @@ TEST_CASE("NodeInfo survives an encode/decode round trip", "[rendezvous][node_in
   CHECK(*decoded == info);
 }
 
+TEST_CASE("NnodesText writes --nnodes as N or MIN:MAX", "[rendezvous][node_info]") {
+  CHECK(NnodesText(2, 2) == "2");
+  CHECK(NnodesText(1, 4) == "1:4");
+  CHECK(NnodesText(0, 0) == "0");
+}
+
 TEST_CASE("NodeInfo decoding needs a node_id and integer fields", "[rendezvous][node_info]") {
   std::string error;
   CHECK_FALSE(NodeInfo::Decode("addr=x\n", &error));

@@ -113,5 +113,69 @@ TEST_CASE("WaitForKeys ticks between slices and gives up at the deadline",
   CHECK(ticks >= 2);
 }
 
+TEST_CASE("ReleaseRound: round 0 neither clears nor waits", "[rendezvous][store_steps]") {
+  Fixture f;
+  auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<bool>> {
+    co_await f.a.Set("/worker/barrier", "1");
+    // Rank 1 with a deadline already passed: a wait would throw.
+    co_await ReleaseRound(f.b, "job", 0, 1, Clock::now() - 1s, 30ms, "must not wait");
+    co_await ReleaseRound(f.a, "job", 0, 0, Clock::now() + 5s, 30ms, "must not wait");
+    const std::vector<std::string> keys{"/worker/barrier", "cpplaunch/job/r0/go"};
+    std::vector<bool> present;
+    for (const std::string& key : keys) {
+      std::vector<std::string> one(1, key);
+      present.push_back(co_await f.b.Check(std::move(one)));
+    }
+    co_return present;
+  });
+  RunUntil(
+      f.io, [&] { return outcome->done; }, 5000ms);
+  CHECK(outcome->get() == std::vector<bool>{true, false});
+}
+
+TEST_CASE("ReleaseRound: rank 0 clears the workers' keys, then the others go",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  std::vector<std::string> order;
+  auto prepared =
+      SpawnBody(f.io, [&]() -> asio::awaitable<void> { co_await f.a.Set("/worker/barrier", "1"); });
+  RunUntil(
+      f.io, [&] { return prepared->done; }, 5000ms);
+  prepared->get();
+  auto waiter = SpawnBody(f.io, [&]() -> asio::awaitable<bool> {
+    co_await ReleaseRound(f.b, "job", 2, 1, Clock::now() + 5s, 30ms, "not released");
+    order.push_back("rank 1 released");
+    std::vector<std::string> worker(1, "/worker/barrier");
+    co_return co_await f.b.Check(std::move(worker));
+  });
+  // Let rank 1 start waiting before rank 0 clears.
+  RunUntil(
+      f.io, [&] { return waiter->done; }, 100ms);
+  CHECK_FALSE(waiter->done);
+  auto releaser = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    order.push_back("rank 0 clears");
+    co_await ReleaseRound(f.a, "job", 2, 0, Clock::now() + 5s, 30ms, "unused");
+  });
+  RunUntil(
+      f.io, [&] { return waiter->done && releaser->done; }, 5000ms);
+  releaser->get();
+  CHECK(waiter->get() == false);
+  CHECK(order == std::vector<std::string>{"rank 0 clears", "rank 1 released"});
+}
+
+TEST_CASE("ReleaseRound: a rank other than 0 throws the given message at the deadline",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await ReleaseRound(f.b, "job", 1, 2, Clock::now() + 100ms, 30ms,
+                          "round 1 of job 'job': group rank 0 did not release the round");
+  });
+  RunUntil(
+      f.io, [&] { return outcome->done; }, 5000ms);
+  REQUIRE(outcome->done);
+  CHECK_THROWS_AS(outcome->get(), RendezvousError);
+  CHECK(outcome->message() == "round 1 of job 'job': group rank 0 did not release the round");
+}
+
 }  // namespace
 }  // namespace cpplaunch
