@@ -7,8 +7,6 @@
 namespace cpplaunch {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
 // Python's Template.idpattern is (?a:[_a-z][_a-z0-9]*) under IGNORECASE: ASCII letters of
 // either case, never a non-ASCII identifier character.
 bool IsIdentStart(char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
@@ -40,6 +38,17 @@ std::vector<std::string_view> Split(std::string_view text, char sep) {
     text.remove_prefix(at + 1);
   }
 }
+
+std::string Join(std::span<const std::string> pieces, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i > 0) out += separator;
+    out += pieces[i];
+  }
+  return out;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 std::optional<long long> ParsePythonInt(std::string_view text) {
   text = Strip(text);

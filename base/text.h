@@ -1,9 +1,11 @@
 #pragma once
-// Text helpers shared by every folder: whitespace stripping, splitting on one character, and
-// integers read the way Python reads them. Pure; no allocation beyond the returned values.
+// Text helpers shared by every folder: whitespace stripping, splitting on one character,
+// joining, and integers read the way Python reads them. Pure; no allocation beyond the
+// returned values.
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,13 @@ std::string_view Strip(std::string_view s);
 // Python's str.split(sep): every piece, empty ones included, so "" gives one empty piece and
 // "a,,b" gives three. Callers that want no pieces for empty text check for it first.
 std::vector<std::string_view> Split(std::string_view text, char sep);
+
+// Python's separator.join(pieces): "" for no pieces, and a separator between every two pieces,
+// empty pieces included.
+std::string Join(std::span<const std::string> pieces, std::string_view separator);
+
+// '0'..'9'. Takes any char (std::isdigit is undefined for a negative char value).
+bool IsDigit(char c);
 
 // Python's int(text) for base 10: surrounding whitespace, an optional sign, decimal digits
 // with single underscores between them. nullopt when malformed or outside 64 bits.

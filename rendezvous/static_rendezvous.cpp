@@ -1,5 +1,6 @@
 #include "rendezvous/static_rendezvous.h"
 
+#include "base/text.h"
 #include "rendezvous/store_steps.h"
 
 namespace cpplaunch {
@@ -16,9 +17,9 @@ std::string ClaimKey(const std::string& run_id, int64_t round, int node_rank) {
 }
 
 std::string RankList(const std::vector<int>& ranks) {
-  std::string text;
-  for (int rank : ranks) text += (text.empty() ? "" : ", ") + std::to_string(rank);
-  return text;
+  std::vector<std::string> texts;
+  for (int rank : ranks) texts.push_back(std::to_string(rank));
+  return Join(texts, ", ");
 }
 
 }  // namespace

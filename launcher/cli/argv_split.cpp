@@ -4,6 +4,7 @@
 #include <boost/program_options/errors.hpp>
 #include <string_view>
 
+#include "base/text.h"
 #include "launcher/cli/option_table.h"
 #include "launcher/cli/parse_failure.h"
 #include "launcher/cli/program_options.h"
@@ -26,8 +27,6 @@ struct Word {
   WordKind kind = WordKind::kPositional;
   Match match;
 };
-
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Program_options' lookup (exact names first, then a unique prefix of a long name; both
 // spellings of one option are one candidate). Throws po::ambiguous_option.
@@ -72,14 +71,13 @@ bool LooksLikeNegativeNumber(std::string_view s) {
 // first spelling of each option and words its message differently.
 std::string AmbiguityMessage(std::string_view word) {
   const std::string_view prefix = word.substr(0, word.find('='));
-  std::string candidates;
+  std::vector<std::string> candidates;
   for (const OptionSpec& spec : OptionTable()) {
     for (std::string_view s : {spec.name, spec.alias}) {
-      if (s.empty() || !s.starts_with(prefix)) continue;
-      candidates += (candidates.empty() ? "" : ", ") + std::string(s);
+      if (!s.empty() && s.starts_with(prefix)) candidates.emplace_back(s);
     }
   }
-  return "ambiguous option: " + std::string(word) + " could match " + candidates;
+  return "ambiguous option: " + std::string(word) + " could match " + Join(candidates, ", ");
 }
 
 // argparse's _parse_optional: what one word is.
@@ -106,8 +104,6 @@ Word Classify(std::string_view word) {
 bool IsFlag(const OptionSpec& spec) {
   return spec.kind == ValueKind::kFlag || spec.kind == ValueKind::kHelp;
 }
-
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 // "-mr3": after the flag -m, "r3" names the next short option (-r) and its glued value.
 // argparse refuses any other text after a flag ("-mx", "-m=1", "--standalone=1");

@@ -1,14 +1,11 @@
 #include "launcher/cli/option_value.h"
 
+#include <vector>
+
 #include "base/text.h"
 #include "launcher/cli/parse_failure.h"
 
 namespace cpplaunch {
-namespace {
-
-std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
-
-}  // namespace
 
 void CheckType(const OptionSpec& spec, std::string_view text) {
   const std::string prefix = "argument " + DisplayName(spec) + ": ";
@@ -24,13 +21,13 @@ void CheckType(const OptionSpec& spec, std::string_view text) {
 
 void CheckChoice(const OptionSpec& spec, std::string_view text) {
   if (spec.choices.empty()) return;
-  std::string listed;
+  std::vector<std::string> listed;
   for (std::string_view choice : Split(spec.choices, ',')) {
     if (choice == text) return;
-    listed += (listed.empty() ? "" : ", ") + Quote(choice);
+    listed.push_back(Quote(choice));
   }
   UsageError("argument " + DisplayName(spec) + ": invalid choice: " + Quote(text) +
-             " (choose from " + listed + ")");
+             " (choose from " + Join(listed, ", ") + ")");
 }
 
 // torchrun's check_env action reads a flag's variable as bool(int(value)): any non-zero integer

@@ -3,6 +3,7 @@
 #include <boost/program_options/errors.hpp>
 #include <boost/program_options/parsers.hpp>
 
+#include "base/text.h"
 #include "launcher/cli/argv_split.h"
 #include "launcher/cli/gpu_count.h"
 #include "launcher/cli/help_text.h"
@@ -75,12 +76,6 @@ void ReadOptionWords(const std::vector<std::string>& words, RawValues& raw) {
   }
 }
 
-std::string Joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
-  return out;
-}
-
 // Fills `result`; throws ParseFailure at the first error (warnings already added stay).
 void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostProbe& host,
            ParseResult& result) {
@@ -98,7 +93,7 @@ void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostPr
     UsageError("the following arguments are required: training_script, training_script_args");
   }
   if (!split.unrecognized.empty())
-    UsageError("unrecognized arguments: " + Joined(split.unrecognized));
+    UsageError("unrecognized arguments: " + Join(split.unrecognized, " "));
   result.options = ResolveOptions(raw, env, host, result.warnings);
   result.options.training_script = std::move(*split.script);
   result.options.training_script_args = std::move(split.script_args);

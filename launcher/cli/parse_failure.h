@@ -3,6 +3,7 @@
 // ParseFailure, and ParseOptions turns it into its ParseResult. Internal to launcher/cli.
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "launcher/cli/options.h"
@@ -23,5 +24,8 @@ struct ParseFailure {
 [[noreturn]] inline void ValueError(std::string message) {
   throw ParseFailure{ParseStatus::kValueError, std::move(message)};
 }
+
+// How argparse's messages show a value or a word: in single quotes, as given (no escaping).
+inline std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace cpplaunch

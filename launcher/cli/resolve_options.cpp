@@ -241,13 +241,14 @@ void CheckNodeRank(const LaunchOptions& o) {
 // them silently.
 void AddStandaloneWarning(const LaunchOptions& o, std::vector<std::string>& warnings) {
   if (!o.standalone) return;
-  std::string dropped;
+  std::vector<std::string> dropped;
   for (const char* name :
        {"--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--master-addr", "--master-port"}) {
-    if (o.IsSet(name)) dropped += std::string(dropped.empty() ? "" : ", ") + name;
+    if (o.IsSet(name)) dropped.emplace_back(name);
   }
   if (!dropped.empty()) {
-    warnings.push_back("--standalone picks its own port and run id; ignoring " + dropped);
+    warnings.push_back("--standalone picks its own port and run id; ignoring " +
+                       Join(dropped, ", "));
   }
 }
 

@@ -5,7 +5,6 @@
 namespace cpplaunch {
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsStdValue(char c) { return c >= '0' && c <= '3'; }
 
 // One "d:v" item of a map.

@@ -2,9 +2,12 @@
 
 #include <catch2/catch.hpp>
 #include <limits>
+#include <string>
 #include <string_view>
 #include <vector>
 
+using cpplaunch::IsDigit;
+using cpplaunch::Join;
 using cpplaunch::ParsePythonFloat;
 using cpplaunch::ParsePythonInt;
 using cpplaunch::Split;
@@ -24,6 +27,24 @@ TEST_CASE("Split keeps empty pieces as Python's str.split(sep) does") {
   CHECK(Split("a", ',') == V{"a"});
   CHECK(Split("a,,b", ',') == V{"a", "", "b"});
   CHECK(Split(",a,", ',') == V{"", "a", ""});
+}
+
+TEST_CASE("Join puts the separator between every two pieces as Python's str.join does") {
+  using V = std::vector<std::string>;
+  CHECK(Join(V{}, ", ") == "");
+  CHECK(Join(V{"a"}, ", ") == "a");
+  CHECK(Join(V{"a", "b", "c"}, ", ") == "a, b, c");
+  CHECK(Join(V{"", "a", ""}, ",") == ",a,");  // empty pieces keep their separators
+  CHECK(Join(V{"a", "b"}, "") == "ab");
+}
+
+TEST_CASE("IsDigit takes the ASCII decimal digits only") {
+  for (char c = '0'; c <= '9'; ++c) CHECK(IsDigit(c));
+  CHECK_FALSE(IsDigit('/'));  // the neighbours of '0' and '9'
+  CHECK_FALSE(IsDigit(':'));
+  CHECK_FALSE(IsDigit('a'));
+  CHECK_FALSE(IsDigit(' '));
+  CHECK_FALSE(IsDigit(static_cast<char>(0xB2)));  // Latin-1 superscript two
 }
 
 TEST_CASE("ParsePythonInt reads int(text)") {
