@@ -1,6 +1,9 @@
 #pragma once
-// The table of torchrun's command-line options (newest torchrun, both spellings), shared
-// by the parser (options.cpp) and the help text (help_text.cpp). Pure data.
+// The table of torchrun's command-line options (newest torchrun, both spellings): the one
+// description of each option, read by every part of the reader (program_options builds the
+// Program_options descriptions from it, argv_split applies argparse's word rules with it,
+// pet_env names the PET_* variables, option_value checks types and choices, resolve_options
+// and options.cpp turn raw values into LaunchOptions) and by the help text. Pure data.
 
 #include <span>
 #include <string>

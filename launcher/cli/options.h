@@ -76,8 +76,9 @@ struct LaunchOptions {
   std::vector<std::string> training_script_args;
 
   // Canonical option name ("--nproc-per-node") -> source, for every option set on the
-  // command line or through PET_*. Lets the agent refuse an accepted-but-unsupported
-  // option by name instead of ignoring it.
+  // command line or through PET_*. Tells a value the user chose from a default: a chosen
+  // --master-port must be bound as given (SingleHostJob), and the --standalone and
+  // --master-addr warnings name only what the user set.
   std::map<std::string, OptionSource, std::less<>> sources;
   bool IsSet(std::string_view canonical_name) const { return sources.count(canonical_name) != 0; }
 };
@@ -96,7 +97,8 @@ struct ParseResult {
   std::vector<std::string> warnings;  // print each to stderr (e.g. skipped signal names)
 
   bool ok() const { return status == ParseStatus::kOk; }
-  // ProcessExitCode(ExitCodeFor(status)).
+  // The process's exit status for this parse, ProcessExitCode(ExitCodeFor(status)): what
+  // main returns when the parse ends the process.
   int exit_code() const;
 };
 
