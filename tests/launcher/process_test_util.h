@@ -21,10 +21,23 @@
 
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
+#include "launcher/process/worker_group.h"
 
 namespace cpplaunch::testing {
 
 inline const char* TestWorker() { return TEST_WORKER_PATH; }
+
+// A worker running test_worker with `args`, a minimal PATH, and stdout on `stdout_fd`
+// (-1: the agent's).
+inline ProcessSpec TestWorkerSpec(int id, std::vector<std::string> args, int stdout_fd = -1) {
+  ProcessSpec spec;
+  spec.id = id;
+  spec.argv.push_back(TestWorker());
+  for (auto& a : args) spec.argv.push_back(a);
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.stdout_fd = stdout_fd;
+  return spec;
+}
 
 // Milliseconds as a double, for measurements printed by the tests.
 template <typename Duration>

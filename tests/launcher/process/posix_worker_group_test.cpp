@@ -1,8 +1,9 @@
-// Process tests of PosixWorkerGroup and JobSentinel with real test_worker processes.
+// Process tests of PosixWorkerGroup with real test_worker processes.
+
+#include "launcher/process/posix_worker_group.h"
 
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +13,6 @@
 #include <map>
 
 #include "launcher/process/job_sentinel.h"
-#include "launcher/process/posix_worker_group.h"
 #include "process_test_util.h"
 
 namespace cpplaunch {
@@ -23,16 +23,7 @@ using testing::Pipe;
 using testing::RunUntil;
 using testing::TempDir;
 using testing::TestWorker;
-
-ProcessSpec Spec(int id, std::vector<std::string> args, int stdout_fd = -1) {
-  ProcessSpec spec;
-  spec.id = id;
-  spec.argv.push_back(TestWorker());
-  for (auto& a : args) spec.argv.push_back(a);
-  spec.env = {"PATH=/usr/bin:/bin"};
-  spec.stdout_fd = stdout_fd;
-  return spec;
-}
+using testing::TestWorkerSpec;
 
 // A group plus the exits it reported, keyed by id.
 struct Harness {
@@ -62,10 +53,10 @@ TEST_CASE("PosixWorkerGroup reports exit codes and deaths by signal", "[launcher
   INFO("use_pidfd=" << use_pidfd);
   Harness h(PosixWorkerGroupOptions{nullptr, 5s, use_pidfd});
   std::vector<ProcessSpec> specs;
-  specs.push_back(Spec(0, {"--exit", "0"}));
-  specs.push_back(Spec(1, {"--exit", "3"}));
-  specs.push_back(Spec(2, {"--die", "SEGV"}));
-  specs.push_back(Spec(3, {"--sleep", "30", "--die", "TERM"}));
+  specs.push_back(TestWorkerSpec(0, {"--exit", "0"}));
+  specs.push_back(TestWorkerSpec(1, {"--exit", "3"}));
+  specs.push_back(TestWorkerSpec(2, {"--die", "SEGV"}));
+  specs.push_back(TestWorkerSpec(3, {"--sleep", "30", "--die", "TERM"}));
   h.group->Start(std::move(specs));
   CHECK(h.group->running() == 4);
   REQUIRE(h.WaitExits(4));
@@ -89,7 +80,7 @@ TEST_CASE("PosixWorkerGroup sees an exit as an event, not at a polling tick",
     seen = std::chrono::steady_clock::now();
     h.exits[e.id] = e;
   });
-  h.group->Start({Spec(0, {"--sleep", "100", "--exit", "0"})});
+  h.group->Start({TestWorkerSpec(0, {"--sleep", "100", "--exit", "0"})});
   REQUIRE(h.WaitExits(1));
   auto latency = seen - start - 100ms;
   testing::Measured("exit seen " + std::to_string(testing::Ms(latency)) +
@@ -102,7 +93,7 @@ TEST_CASE("PosixWorkerGroup launches 8 workers that exit at once quickly", "[lau
   Harness h;
   auto start = std::chrono::steady_clock::now();
   std::vector<ProcessSpec> specs;
-  for (int i = 0; i < 8; ++i) specs.push_back(Spec(i, {"--exit", "0"}));
+  for (int i = 0; i < 8; ++i) specs.push_back(TestWorkerSpec(i, {"--exit", "0"}));
   h.group->Start(std::move(specs));
   auto started = std::chrono::steady_clock::now();
   REQUIRE(h.WaitExits(8));
@@ -118,8 +109,9 @@ TEST_CASE("StopAll sends the signal, then SIGKILL to a worker that ignores it",
           "[launcher][process]") {
   Harness h;
   Pipe out;
-  h.group->Start({Spec(0, {"--ignore-term", "--ready", "--sleep", "60000"}, out.write_fd()),
-                  Spec(1, {"--ready", "--sleep", "60000"}, out.write_fd())});
+  h.group->Start(
+      {TestWorkerSpec(0, {"--ignore-term", "--ready", "--sleep", "60000"}, out.write_fd()),
+       TestWorkerSpec(1, {"--ready", "--sleep", "60000"}, out.write_fd())});
   out.CloseWrite();
   std::string ready = out.ReadUntil("ready\nready\n", 5s);
   REQUIRE(ready == "ready\nready\n");
@@ -139,7 +131,7 @@ TEST_CASE("StopAll finishes at once when every worker honours the signal", "[lau
   Pipe out;
   std::vector<ProcessSpec> specs;
   for (int i = 0; i < 4; ++i)
-    specs.push_back(Spec(i, {"--ready", "--sleep", "60000"}, out.write_fd()));
+    specs.push_back(TestWorkerSpec(i, {"--ready", "--sleep", "60000"}, out.write_fd()));
   h.group->Start(std::move(specs));
   out.CloseWrite();
   REQUIRE(out.ReadUntil("ready\nready\nready\nready\n", 5s).size() == 24);
@@ -155,7 +147,8 @@ TEST_CASE("StopAll finishes at once when every worker honours the signal", "[lau
 TEST_CASE("Signal reaches the worker's process group", "[launcher][process]") {
   Harness h;
   Pipe out;
-  h.group->Start({Spec(0, {"--trap-term", "7", "--ready", "--sleep", "60000"}, out.write_fd())});
+  h.group->Start(
+      {TestWorkerSpec(0, {"--trap-term", "7", "--ready", "--sleep", "60000"}, out.write_fd())});
   out.CloseWrite();
   REQUIRE(out.ReadUntil("ready\n", 5s) == "ready\n");
   h.group->Signal(SIGTERM);
@@ -174,15 +167,16 @@ TEST_CASE("Teardown kills grandchildren, even those ignoring SIGTERM or daemoniz
   if (with_sentinel) sentinel = JobSentinel::Start();
   Harness h(PosixWorkerGroupOptions{sentinel.get(), 5s, true});
   Pipe out;
-  h.group->Start({Spec(0,
-                       {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
-                        "--children", "1", "--daemons", "1", "--ready", "--sleep", "60000"},
-                       out.write_fd()),
-                  // Exits at once, leaving its child and a daemon behind.
-                  Spec(1,
-                       {"--pid-file", pids_file, "--children", "1", "--daemons", "1", "--ready",
-                        "--exit", "0"},
-                       out.write_fd())});
+  h.group->Start(
+      {TestWorkerSpec(0,
+                      {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
+                       "--children", "1", "--daemons", "1", "--ready", "--sleep", "60000"},
+                      out.write_fd()),
+       // Exits at once, leaving its child and a daemon behind.
+       TestWorkerSpec(
+           1,
+           {"--pid-file", pids_file, "--children", "1", "--daemons", "1", "--ready", "--exit", "0"},
+           out.write_fd())});
   out.CloseWrite();
   REQUIRE(out.ReadUntil("ready\nready\n", 5s).size() == 12);
   std::vector<pid_t> pids = testing::WaitForPids(pids_file, 6, 5s);
@@ -213,7 +207,7 @@ TEST_CASE("No agent descriptor leaks into a worker", "[launcher][process]") {
   Pipe err;
   std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
   Harness h(PosixWorkerGroupOptions{sentinel.get(), 5s, true});
-  ProcessSpec spec = Spec(0, {"--check-fds", "--stdout-lines", "1"}, out.write_fd());
+  ProcessSpec spec = TestWorkerSpec(0, {"--check-fds", "--stdout-lines", "1"}, out.write_fd());
   spec.stderr_fd = err.write_fd();
   h.group->Start({spec});
   out.CloseWrite();
@@ -238,15 +232,15 @@ TEST_CASE("A program that cannot be executed exits 127 or 126 with a clear messa
   UniqueFd saved(::dup(2));
   ::dup2(err.write_fd(), 2);
   Harness h;
-  ProcessSpec missing = Spec(0, {});
+  ProcessSpec missing = TestWorkerSpec(0, {});
   missing.argv = {"/nonexistent/program", "arg"};
-  ProcessSpec not_on_path = Spec(1, {});
+  ProcessSpec not_on_path = TestWorkerSpec(1, {});
   not_on_path.argv = {"cpplaunch-no-such-command"};
-  ProcessSpec denied = Spec(2, {});
+  ProcessSpec denied = TestWorkerSpec(2, {});
   denied.argv = {not_executable};
-  ProcessSpec bad_cwd = Spec(3, {"--exit", "0"});
+  ProcessSpec bad_cwd = TestWorkerSpec(3, {"--exit", "0"});
   bad_cwd.cwd = "/nonexistent-dir";
-  ProcessSpec on_path = Spec(4, {});
+  ProcessSpec on_path = TestWorkerSpec(4, {});
   on_path.argv = {"true"};
   h.group->Start({missing, not_on_path, denied, bad_cwd, on_path});
   ::dup2(saved.get(), 2);
@@ -274,116 +268,13 @@ TEST_CASE("A worker gets exactly the given environment and working directory",
   TempDir tmp;
   Harness h;
   Pipe out;
-  ProcessSpec spec = Spec(0, {"--print-env", "--print-cwd"}, out.write_fd());
+  ProcessSpec spec = TestWorkerSpec(0, {"--print-env", "--print-cwd"}, out.write_fd());
   spec.env = {"A=1", "LOCAL_RANK=0"};
   spec.cwd = tmp.path();
   h.group->Start({spec});
   out.CloseWrite();
   REQUIRE(h.WaitExits(1));
   CHECK(out.ReadAll(1s) == "A=1\nLOCAL_RANK=0\n" + tmp.path() + "\n");
-}
-
-// Runs in a forked child that plays the agent: sentinel, group, workers with descendants.
-// Writes every descendant's pid (and the cgroup path) to `pids_file`, then "go" on `ready_fd`,
-// then runs its loop until the test SIGKILLs it.
-[[noreturn]] void FakeAgent(const std::string& pids_file, int ready_fd, bool use_cgroup,
-                            int daemons) {
-  ::alarm(30);  // never outlive a broken test
-  std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start(JobSentinelOptions{use_cgroup});
-  boost::asio::io_context io;
-  auto group = MakePosixWorkerGroup(io, PosixWorkerGroupOptions{sentinel.get(), 5s, true});
-  Pipe out;
-  std::string worker_pids = pids_file + ".workers";
-  std::vector<ProcessSpec> specs;
-  for (int i = 0; i < 2; ++i) {
-    specs.push_back(Spec(i,
-                         {"--pid-file", pids_file, "--children", "2", "--children-ignore-term",
-                          "--daemons", std::to_string(daemons), "--ready", "--sleep", "60000"},
-                         out.write_fd()));
-  }
-  group->Start(std::move(specs));
-  out.CloseWrite();
-  out.ReadUntil("ready\nready\n", 5s);
-  std::string note = sentinel->cgroup_path() + "\n";
-  (void)WriteSome(ready_fd, note);
-  io.run();
-  ::_exit(0);
-}
-
-TEST_CASE("Nothing outlives an agent killed with SIGKILL", "[launcher][process][sentinel]") {
-  bool use_cgroup = GENERATE(true, false);
-  INFO("use_cgroup=" << use_cgroup);
-  TempDir tmp;
-  std::string pids_file = tmp.File("pids");
-  Pipe ready;
-  // Without a cgroup, a daemonized descendant escapes an agent SIGKILL (documented limit).
-  int daemons = use_cgroup ? 1 : 0;
-  pid_t agent = ::fork();
-  REQUIRE(agent >= 0);
-  if (agent == 0) FakeAgent(pids_file, ready.write_fd(), use_cgroup, daemons);
-  ready.CloseWrite();
-  std::string cgroup = ready.ReadUntil("\n", 10s);
-  REQUIRE(!cgroup.empty());
-  cgroup.pop_back();
-  if (use_cgroup && cgroup.empty()) WARN("no writable cgroup v2 here: testing process groups only");
-  std::vector<pid_t> pids = testing::ReadPids(pids_file);
-  REQUIRE(pids.size() == static_cast<size_t>(2 * (2 + daemons)));
-  // The workers themselves: the children of the agent other than the sentinel are in
-  // /proc/<agent>/task/*/children; simpler, take the parents of the grandchildren.
-  for (pid_t pid : testing::ReadPids(pids_file)) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    pid_t ppid = std::atoi(line.substr(line.rfind(')') + 4).c_str());
-    if (ppid != agent && ppid > 1) pids.push_back(ppid);
-  }
-  REQUIRE(::kill(agent, SIGKILL) == 0);
-  REQUIRE(::waitpid(agent, nullptr, 0) == agent);
-  auto start = std::chrono::steady_clock::now();
-  bool gone = testing::AllGone(pids, 1s);
-  auto elapsed = std::chrono::steady_clock::now() - start;
-  testing::Measured("agent SIGKILLed (cgroup=" + std::to_string(!cgroup.empty()) + "): all " +
-                    std::to_string(pids.size()) + " workers and descendants gone after " +
-                    std::to_string(testing::Ms(elapsed)) + " ms");
-  CHECK(gone);
-  if (!cgroup.empty()) {
-    struct stat st {};
-    bool removed = false;
-    for (int i = 0; i < 100 && !removed; ++i) {
-      removed = ::stat(cgroup.c_str(), &st) != 0;
-      if (!removed) std::this_thread::sleep_for(10ms);
-    }
-    CHECK(removed);
-  }
-  testing::KillAndReap(pids);
-}
-
-}  // namespace
-}  // namespace cpplaunch
-
-namespace cpplaunch {
-namespace {
-
-TEST_CASE("JobSentinel removes job cgroups of agents that are gone", "[launcher][sentinel]") {
-  std::unique_ptr<JobSentinel> probe = JobSentinel::Start();
-  if (!probe->has_cgroup()) {
-    WARN("no writable cgroup v2 here: nothing to test");
-    return;
-  }
-  std::string parent = probe->cgroup_path().substr(0, probe->cgroup_path().rfind('/'));
-  probe.reset();
-  pid_t dead = ::fork();  // a pid that surely belongs to no agent any more
-  if (dead == 0) ::_exit(0);
-  REQUIRE(::waitpid(dead, nullptr, 0) == dead);
-  std::string stale = parent + "/cpplaunch-" + std::to_string(dead) + "-0";
-  REQUIRE(::mkdir(stale.c_str(), 0755) == 0);
-  std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
-  struct stat st {};
-  CHECK(::stat(stale.c_str(), &st) != 0);
-  ::rmdir(stale.c_str());
-  std::string own = sentinel->cgroup_path();
-  sentinel.reset();
-  CHECK(::stat(own.c_str(), &st) != 0);  // a clean shutdown removes the job's own cgroup
 }
 
 }  // namespace
