@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -10,11 +11,26 @@
 
 #include "base/exit_code.h"
 #include "launcher/agent/agent.h"
-#include "launcher/agent/host_info.h"
 #include "launcher/cli/options.h"
 #include "launcher/process/job_sentinel.h"
+#include "worker_env/env_map.h"
+
+extern char** environ;
 
 namespace {
+
+// Read once at start and passed down as a value, so the options and the workers' environments
+// stay pure and testable with a made-up environment. It lives here, with the other process
+// globals main sets up (SIGPIPE, the sentinel), because nothing below main reads environ.
+cpplaunch::EnvMap ProcessEnvironment() {
+  cpplaunch::EnvMap env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const char* eq = std::strchr(*entry, '=');
+    if (eq == nullptr) continue;
+    env.emplace(std::string(*entry, static_cast<std::size_t>(eq - *entry)), std::string(eq + 1));
+  }
+  return env;
+}
 
 // Help on stdout; errors on stderr, a usage error with argparse's hint.
 void PrintParseOutcome(const cpplaunch::ParseResult& parsed) {
@@ -45,7 +61,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cpplaunch: warning: %s\n", warning.c_str());
   if (!parsed.ok()) {
     PrintParseOutcome(parsed);
-    return ProcessExitCode(ExitCodeFor(parsed.status));
+    return parsed.exit_code();
   }
   // A console reader that goes away (`cpplaunch ... | head`) must not kill the agent and
   // orphan the job: writes then fail with EPIPE instead. Workers get default dispositions.

@@ -42,7 +42,7 @@ struct RendezvousSettings {
   // store (the interface that routes to it); a node_id starting with '_' gets that address put
   // in front ("_<pid>" -> "10.0.0.2_<pid>").
   NodeInfo self;
-  // torchrun's --rdzv-conf keys; the launcher fills torchrun's defaults.
+  // torchrun's --rdzv-conf keys with torchrun's defaults; the launcher overrides the keys given.
   std::chrono::milliseconds timeout{std::chrono::seconds(900)};  // static: connect + round
   std::chrono::milliseconds join_timeout{std::chrono::seconds(600)};
   std::chrono::milliseconds last_call_timeout{std::chrono::seconds(30)};

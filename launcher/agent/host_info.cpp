@@ -1,27 +1,15 @@
 #include "launcher/agent/host_info.h"
 
+#include <ifaddrs.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <climits>
-#include <cstring>
-
-extern char** environ;
+#include <set>
 
 namespace cpplaunch {
-
-// Read once at start and passed down as a value: everything after main (options, worker
-// environments) stays pure and testable with a made-up environment.
-EnvMap ProcessEnvironment() {
-  EnvMap env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const char* eq = std::strchr(*entry, '=');
-    if (eq == nullptr) continue;
-    env.emplace(std::string(*entry, static_cast<std::size_t>(eq - *entry)), std::string(eq + 1));
-  }
-  return env;
-}
 
 // The name torchrun shows in failure reports and rendezvous records; computing it the same way
 // keeps cpplaunch's reports and records interchangeable with torchrun's. Blocking (the
@@ -42,6 +30,41 @@ std::string FullyQualifiedHostName() {
     freeaddrinfo(result);
   }
   return fqdn;
+}
+
+bool IsLocalAddress(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  // Raw address bytes compare IPv4 and IPv6 alike, whatever text form the user wrote.
+  std::set<std::string> wanted;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(a->ai_addr);
+      wanted.insert(std::string(reinterpret_cast<char*>(&in->sin_addr), 4));
+    } else if (a->ai_family == AF_INET6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(a->ai_addr);
+      wanted.insert(std::string(reinterpret_cast<char*>(&in6->sin6_addr), 16));
+    }
+  }
+  ::freeaddrinfo(found);
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return false;
+  bool local = false;
+  for (ifaddrs* i = interfaces; i != nullptr && !local; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    if (i->ifa_addr->sa_family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(i->ifa_addr);
+      local = wanted.count(std::string(reinterpret_cast<char*>(&in->sin_addr), 4)) > 0;
+    } else if (i->ifa_addr->sa_family == AF_INET6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(i->ifa_addr);
+      local = wanted.count(std::string(reinterpret_cast<char*>(&in6->sin6_addr), 16)) > 0;
+    }
+  }
+  ::freeifaddrs(interfaces);
+  return local;
 }
 
 }  // namespace cpplaunch

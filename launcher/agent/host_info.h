@@ -1,18 +1,19 @@
 #pragma once
-// Facts about this host and process that the agent reads once: its environment and its
-// fully qualified name. The only place the launcher reads environ or resolves its own name.
+// Facts about this host that the agent asks the system for: its fully qualified name and
+// whether an address is one of its own. The only place the launcher resolves its own name or
+// lists its interfaces. Both block on the resolver.
 
 #include <string>
 
-#include "worker_env/env_map.h"
-
 namespace cpplaunch {
-
-// The process environment as a value (environ at the time of the call).
-EnvMap ProcessEnvironment();
 
 // Python's socket.getfqdn(): the canonical name of gethostname() from the resolver (the
 // hosts file first on most systems), or the plain host name when it does not resolve.
 std::string FullyQualifiedHostName();
+
+// True when `host` (numeric or a name) is an address of one of this host's interfaces:
+// resolves `host` (getaddrinfo) and compares with getifaddrs(). False when it does not
+// resolve. The real LocalAddressTest of multi_host_plan.h.
+bool IsLocalAddress(const std::string& host);
 
 }  // namespace cpplaunch

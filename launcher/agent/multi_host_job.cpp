@@ -4,7 +4,8 @@
 
 #include <stdexcept>
 
-#include "launcher/agent/store_host.h"
+#include "launcher/agent/host_info.h"
+#include "launcher/agent/start_store.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {

@@ -27,7 +27,8 @@ struct MultiHostPlan {
   std::chrono::milliseconds depart_linger{std::chrono::seconds(10)};
 };
 
-// True when `host` (numeric or a name) is an address of one of this host's interfaces.
+// True when `host` (numeric or a name) is an address of one of this host's interfaces; the
+// real one is IsLocalAddress (host_info.h).
 using LocalAddressTest = std::function<bool(const std::string& host)>;
 
 // `hostname` and `pid` identify this agent in messages and node ids. Returns nullopt with
@@ -36,8 +37,5 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& options,
                                            const std::string& hostname, int pid,
                                            const LocalAddressTest& is_local_address,
                                            std::string* error);
-
-// The real test: resolves `host` numerically (getaddrinfo) and compares with getifaddrs().
-bool IsLocalAddress(const std::string& host);
 
 }  // namespace cpplaunch

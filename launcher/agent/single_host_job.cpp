@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "launcher/agent/store_host.h"
+#include "launcher/agent/start_store.h"
+#include "launcher/agent/store_endpoint.h"
 #include "rendezvous/rendezvous.h"
-#include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
 
@@ -24,26 +24,19 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
       master_addr_(options.master_addr),
       master_port_(options.master_port),
       port_was_chosen_(options.IsSet("--master-port")) {
-  const bool dynamic = options.standalone || options.rdzv_backend == "c10d";
   if (options.standalone) {
     run_id_ = RandomRunId();
     master_addr_ = "127.0.0.1";
     master_port_ = 0;
     port_was_chosen_ = true;
-  } else if (dynamic || !options.rdzv_endpoint.empty()) {
-    // torchrun's parse_rendezvous_endpoint reads an empty endpoint as localhost, with c10d's
-    // default port.
-    std::string error;
-    auto endpoint = ParseEndpoint(options.rdzv_endpoint.empty()
-                                      ? "localhost:" + std::to_string(kDefaultC10dPort)
-                                      : options.rdzv_endpoint,
-                                  &error);
-    if (!endpoint) throw std::runtime_error("--rdzv-endpoint: " + error);
-    master_addr_ = endpoint->host;
-    master_port_ =
-        endpoint->port >= 0 ? endpoint->port : (dynamic ? kDefaultC10dPort : master_port_);
-    port_was_chosen_ = true;
+    return;
   }
+  std::string error;
+  auto store = ResolveStoreEndpoint(options, &error);
+  if (!store) throw std::runtime_error(error);
+  master_addr_ = store->host;
+  master_port_ = store->port;
+  port_was_chosen_ = port_was_chosen_ || store->from_rdzv_endpoint;
 }
 
 std::unique_ptr<StoreServer> SingleHostJob::HostStore() {

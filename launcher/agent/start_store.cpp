@@ -1,4 +1,4 @@
-#include "launcher/agent/store_host.h"
+#include "launcher/agent/start_store.h"
 
 #include <cstdint>
 

@@ -1,7 +1,7 @@
 // The agent's store: where it listens, the busy-port fallback, and the idle event the store's
 // host waits on before exiting.
 
-#include "launcher/agent/store_host.h"
+#include "launcher/agent/start_store.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
