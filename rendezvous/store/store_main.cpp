@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -94,7 +95,9 @@ int main(int argc, char** argv) {
     // port back while the server runs.
     std::cout << server.port() << std::endl;
     io.run();
-  } catch (const cpplaunch::StoreBindError& error) {
+  } catch (const std::exception& error) {
+    // StoreBindError (address in use, bad host) and anything else the loop throws: one line,
+    // never an uncaught exception's abort.
     std::cerr << "cpplaunch-store: " << error.what() << "\n";
     return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kFailure);
   }
