@@ -15,6 +15,7 @@
 #include <string>
 
 #include "agent/agent_run.h"
+#include "parsed_options.h"
 #include "rendezvous/store/store_server.h"
 
 namespace cpplaunch {
@@ -25,9 +26,7 @@ LaunchOptions Options(std::vector<std::string> extra) {
                                    "--master-port=0", "--log-dir=/dev/null"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"--no-python", "/bin/true"});
-  ParseResult parsed = ParseOptions(argv, EnvMap{});
-  REQUIRE(parsed.status == ParseStatus::kOk);
-  return parsed.options;
+  return ParsedOptions(argv);
 }
 
 TEST_CASE("Agent: every worker succeeding exits 0", "[agent]") {

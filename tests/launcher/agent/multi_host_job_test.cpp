@@ -13,6 +13,7 @@
 #include <string>
 
 #include "agent/agent_run.h"
+#include "parsed_options.h"
 
 namespace cpplaunch {
 namespace {
@@ -33,10 +34,7 @@ LaunchOptions Options(std::vector<std::string> extra) {
       "--log-dir=/dev/null"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"--no-python", "/bin/true"});
-  ParseResult parsed = ParseOptions(argv, EnvMap{});
-  INFO(parsed.message);
-  REQUIRE(parsed.status == ParseStatus::kOk);
-  return parsed.options;
+  return ParsedOptions(argv);
 }
 
 bool Says(const Run& run, const std::string& text) {

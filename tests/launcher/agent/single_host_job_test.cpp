@@ -8,6 +8,7 @@
 #include <csignal>
 #include <optional>
 
+#include "parsed_options.h"
 #include "rendezvous/store/store_server.h"
 
 namespace cpplaunch {
@@ -15,9 +16,7 @@ namespace {
 
 LaunchOptions Options(std::vector<std::string> argv) {
   argv.insert(argv.end(), {"--no-python", "/bin/true"});
-  ParseResult parsed = ParseOptions(argv, EnvMap{});
-  REQUIRE(parsed.status == ParseStatus::kOk);
-  return parsed.options;
+  return ParsedOptions(argv);
 }
 
 JobHooks QuietHooks() {

@@ -5,14 +5,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "parsed_options.h"
+
 namespace cpplaunch {
 namespace {
 
-LaunchOptions Options(std::vector<std::string> argv) {
-  ParseResult parsed = ParseOptions(argv, EnvMap{});
-  REQUIRE(parsed.status == ParseStatus::kOk);
-  return parsed.options;
-}
+LaunchOptions Options(std::vector<std::string> argv) { return ParsedOptions(argv); }
 
 RankLayout Layout(int group_rank, int groups, int nproc) {
   std::string error;

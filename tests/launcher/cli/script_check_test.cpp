@@ -8,16 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "parsed_options.h"
+
 namespace cpplaunch {
 namespace {
 
-LaunchOptions Options(const std::vector<std::string>& argv) {
-  HostProbe host{[] { return 8; }, [] { return 0; }};
-  ParseResult parsed = ParseOptions(argv, {}, host);
-  INFO(parsed.message);
-  REQUIRE(parsed.ok());
-  return parsed.options;
-}
+LaunchOptions Options(const std::vector<std::string>& argv) { return ParsedOptions(argv); }
 
 // A file in a fresh temporary directory, removed with it.
 struct TempFile {
