@@ -155,7 +155,7 @@ class Agent::Impl {
                                round.restart_count};
       auto specs = BuildWorkerSpecs(options_, env_, layout, facts, *log_dir_, &error);
       if (!specs) return Fail(error);
-      supervisor_->Run(OpenStreams(*specs), round.restart_count,
+      supervisor_->Run(OpenStreams(std::move(*specs)), round.restart_count,
                        [this](const AttemptResult& result) { OnAttemptDone(result); });
       state_ = AgentState::kRunning;
       output_->Start();
@@ -170,13 +170,14 @@ class Agent::Impl {
   }
 
   // The specs as processes: each worker's stdout and stderr opened by this attempt's output.
-  std::vector<ProcessSpec> OpenStreams(const std::vector<WorkerSpec>& specs) {
+  std::vector<ProcessSpec> OpenStreams(std::vector<WorkerSpec> specs) {
     std::vector<ProcessSpec> processes;
-    for (const WorkerSpec& spec : specs) {
+    processes.reserve(specs.size());
+    for (WorkerSpec& spec : specs) {
       ChildStdio stdio = output_->Open(spec.streams);
       processes.push_back(ProcessSpec{.id = spec.local_rank,
-                                      .argv = spec.argv,
-                                      .env = spec.env,
+                                      .argv = std::move(spec.argv),
+                                      .env = std::move(spec.env),
                                       .cwd = std::nullopt,
                                       .stdout_fd = stdio.stdout_fd,
                                       .stderr_fd = stdio.stderr_fd});

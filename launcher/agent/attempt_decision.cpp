@@ -15,6 +15,13 @@ AttemptDecision NextAttempt(bool consumes_restart, FailureReportKind report, std
                          std::move(message)};
 }
 
+// Exit 1 and no failure summary, as torchrun: its SignalException ends the agent with a
+// traceback, not with the workers' failure box.
+AttemptDecision StoppedBySignal(int signo) {
+  return Exit(ExitCode::kFailure, FailureReportKind::kNone,
+              "workers stopped after " + SignalName(signo) + "; exiting with code 1");
+}
+
 bool LocalFailure(const AttemptResult& result) {
   return result.outcome == AttemptOutcome::kFailed || result.outcome == AttemptOutcome::kRestart;
 }
@@ -41,17 +48,12 @@ AttemptDecision AfterLocalAttempt(const AttemptResult& result, int interrupted_b
     case AttemptOutcome::kSignaled:
       break;
   }
-  // Exit 1 and no failure summary, as torchrun: its SignalException ends the agent with a
-  // traceback, not with the workers' failure box.
-  return Exit(ExitCode::kFailure, FailureReportKind::kNone,
-              "workers stopped after " + SignalName(result.signal) + "; exiting with code 1");
+  return StoppedBySignal(result.signal);
 }
 
 EarlyDecision BeforeRoundEnd(const AttemptResult& result, int interrupted_by) {
   if (interrupted_by == 0 && result.outcome != AttemptOutcome::kSignaled) return {};
-  const int signo = interrupted_by != 0 ? interrupted_by : result.signal;
-  return {true, Exit(ExitCode::kFailure, FailureReportKind::kNone,
-                     "workers stopped after " + SignalName(signo) + "; exiting with code 1")};
+  return {true, StoppedBySignal(interrupted_by != 0 ? interrupted_by : result.signal)};
 }
 
 AttemptDecision AfterRoundEnd(const AttemptResult& result, const RoundEnd& end, int restart_count,
