@@ -6,7 +6,9 @@ Environment knobs (all optional):
   MH_FAIL_RANK=r      rank r exits with MH_FAIL_CODE (default 3) after the first all-reduce
   MH_FAIL_ONCE=1      ...only when TORCHELASTIC_RESTART_COUNT is 0
   MH_SLEEP=s          every rank sleeps s seconds after its work (to be stopped from outside)
+  MH_SLEEP_ONCE=1     ...only when TORCHELASTIC_RESTART_COUNT is 0
   MH_STAMP_DIR=d      rank r writes d/fail-<r> with time.time() just before failing
+  MH_FAIL_GATE=path   the failing rank first waits (at most 120 s) until `path` exists
 """
 import os
 import sys
@@ -40,11 +42,17 @@ def main():
     fail_rank = os.environ.get("MH_FAIL_RANK")
     if fail_rank is not None and int(fail_rank) == rank:
         if os.environ.get("MH_FAIL_ONCE") != "1" or restart == 0:
+            gate = os.environ.get("MH_FAIL_GATE")
+            deadline = time.time() + 120
+            while gate and not os.path.exists(gate) and time.time() < deadline:
+                time.sleep(0.05)
             if stamp_dir:
                 with open(os.path.join(stamp_dir, f"fail-{rank}"), "w") as f:
                     f.write(repr(time.time()))
             os._exit(int(os.environ.get("MH_FAIL_CODE", "3")))
     sleep = float(os.environ.get("MH_SLEEP", "0"))
+    if os.environ.get("MH_SLEEP_ONCE") == "1" and restart > 0:
+        sleep = 0
     if sleep:
         time.sleep(sleep)
     dist.barrier()
