@@ -99,6 +99,17 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
       return ListKeys(effects);
     case Command::kBarrier:
       return Barrier(conn, request, effects);
+    case Command::kClaim:
+      return Claim(conn, request, effects);
+    case Command::kWill:
+      return Will(conn, request, effects);
+    case Command::kCancelWills:
+      owners_.CancelWills(conn);
+      return EncodeU8(kAgentAccepted, &effects->reply);
+    case Command::kAgentHello:
+    case Command::kAgentProof:
+    case Command::kClearWorkerKeys:
+      return;  // the server's: they concern the connection or the other namespace
   }
 }
 
@@ -208,12 +219,59 @@ void KvTable::Wait(ConnId conn, Request& request, TableEffects* effects) {
 }
 
 void KvTable::DeleteKey(Request& request, TableEffects* effects) {
-  auto it = data_.find(request.keys[0]);
-  if (it == data_.end()) return EncodeI64(0, &effects->reply);
+  if (data_.find(request.keys[0]) == data_.end()) return EncodeI64(0, &effects->reply);
+  EncodeI64(1, &effects->reply);
+  Erase(request.keys[0], effects);
+}
+
+// Removes a present key (DELETE_KEY, an owner's close): no wake-ups, KEY_DELETED to watchers.
+void KvTable::Erase(std::string_view key, TableEffects* effects) {
+  auto it = data_.find(key);
+  if (it == data_.end()) return;
+  owners_.Release(key);
+  if (watchers_.empty()) {
+    data_.erase(it);
+    return;
+  }
+  // `key` may view the erased entry's own string.
+  std::string name = it->first;
   Bytes old = std::move(it->second);
   data_.erase(it);
-  EncodeI64(1, &effects->reply);
-  Notify(request.keys[0], kKeyDeleted, old, {}, effects);
+  Notify(name, kKeyDeleted, old, {}, effects);
+}
+
+// Creates `key` owned by `conn` unless it exists; the reply is the value now stored, so the
+// caller compares it with its own to know whether it won.
+void KvTable::Claim(ConnId conn, Request& request, TableEffects* effects) {
+  auto it = data_.find(request.keys[0]);
+  if (it != data_.end()) return EncodeBytes(it->second, &effects->reply);
+  EncodeBytes(request.values[0], &effects->reply);
+  owners_.Own(conn, request.keys[0]);
+  Store(std::move(request.keys[0]), std::move(request.values[0]), effects);
+}
+
+void KvTable::Will(ConnId conn, Request& request, TableEffects* effects) {
+  bool added = owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
+  EncodeU8(added ? kAgentAccepted : kAgentRefused, &effects->reply);
+}
+
+int64_t KvTable::Clear(TableEffects* effects) {
+  const auto count = static_cast<int64_t>(data_.size() + queues_.size());
+  // Only watched keys need a notice; walking the watchers keeps this O(keys) with no copies.
+  for (const auto& [key, conns] : watchers_) {
+    auto it = data_.find(key);
+    if (it == data_.end()) continue;
+    for (ConnId conn : conns) {
+      TableEffects::Notice notice{conn, {}};
+      EncodeWatchEvent(kKeyDeleted, key, it->second, {}, &notice.bytes);
+      effects->notices.push_back(std::move(notice));
+    }
+  }
+  // Swapped out rather than cleared: the buckets of 140,000 keys are released too.
+  Map<Bytes>().swap(data_);
+  Map<std::deque<Bytes>>().swap(queues_);
+  owners_.ReleaseAll();
+  return count;
 }
 
 void KvTable::Append(Request& request, TableEffects* effects) {
@@ -396,17 +454,26 @@ void KvTable::SweepStaleEntries() {
   stale_entries_ = 0;
 }
 
-void KvTable::Disconnect(ConnId conn) {
+void KvTable::Disconnect(ConnId conn, TableEffects* effects) {
   DropWait(conn);
   auto watched = watched_.find(conn);
-  if (watched == watched_.end()) return;
-  for (const auto& key : watched->second) {
-    auto it = watchers_.find(key);
-    if (it == watchers_.end()) continue;
-    std::erase(it->second, conn);
-    if (it->second.empty()) watchers_.erase(it);
+  if (watched != watched_.end()) {
+    for (const auto& key : watched->second) {
+      auto it = watchers_.find(key);
+      if (it == watchers_.end()) continue;
+      std::erase(it->second, conn);
+      if (it->second.empty()) watchers_.erase(it);
+    }
+    watched_.erase(watched);
   }
-  watched_.erase(watched);
+  TableEffects scratch;
+  if (effects == nullptr) effects = &scratch;
+  effects->Clear();
+  // Owned keys first, so that a will may name a key its own connection owned.
+  for (const auto& key : owners_.TakeOwned(conn)) Erase(key, effects);
+  for (auto& [key, value] : owners_.TakeWills(conn)) {
+    if (!Present(key)) Store(std::move(key), std::move(value), effects);
+  }
 }
 
 // ---- Legacy watch notifications

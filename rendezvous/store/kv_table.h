@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rendezvous/store/owner_table.h"
 #include "rendezvous/store/wire_format.h"
 
 namespace cpplaunch {
@@ -44,8 +45,14 @@ class KvTable {
  public:
   // Applies `request` from `conn` and fills *effects (cleared first). May move from `request`.
   void Apply(ConnId conn, Request& request, TableEffects* effects);
-  // Forgets `conn`'s pending wait and its watches. Call when the connection closes.
-  void Disconnect(ConnId conn);
+  // Forgets `conn`'s pending wait and its watches, deletes the keys it owns (CLAIM) and then
+  // carries out its wills (WILL), whose wake-ups and notices land in *effects (cleared first;
+  // may be null when the caller cannot deliver them). Call when the connection closes.
+  void Disconnect(ConnId conn, TableEffects* effects = nullptr);
+  // Deletes every key and queue (CLEAR_WORKER_KEYS), however many, without listing them; returns
+  // how many there were. Watchers of deleted keys get KEY_DELETED in *effects (not cleared);
+  // pending waits stay registered. O(number of keys).
+  int64_t Clear(TableEffects* effects);
 
   // Inspection (tests, stats).
   size_t num_keys() const { return data_.size(); }
@@ -90,6 +97,9 @@ class KvTable {
   void QueueLen(Request& request, TableEffects* effects);
   void ListKeys(TableEffects* effects);
   void Barrier(ConnId conn, Request& request, TableEffects* effects);
+  void Claim(ConnId conn, Request& request, TableEffects* effects);
+  void Will(ConnId conn, Request& request, TableEffects* effects);
+  void Erase(std::string_view key, TableEffects* effects);
 
   void Store(std::string&& key, Bytes&& value, TableEffects* effects);
   bool AddToCounter(const std::string& key, int64_t delta, int64_t* result, TableEffects* effects);
@@ -113,6 +123,7 @@ class KvTable {
   size_t stale_entries_ = 0;
   Map<std::vector<ConnId>> watchers_;                             // legacy WATCH_KEY
   std::unordered_map<ConnId, std::vector<std::string>> watched_;  // for Disconnect
+  OwnerTable owners_;                                             // CLAIM and WILL
 };
 
 // Parses `text` as C++ std::stoll does (leading whitespace, optional sign, decimal digits,

@@ -8,14 +8,18 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <cstdio>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "base/socket_io.h"
 #include "base/unique_fd.h"
+#include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
+#include "rendezvous/store/rate_limited_log.h"
+#include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
 
 namespace cpplaunch {
@@ -62,7 +66,8 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   uint16_t port() const { return port_; }
   size_t connection_count() const { return connection_count_; }
   void WhenIdle(std::function<void()> idle);
-  size_t key_count() const { return table_.num_keys(); }
+  size_t key_count() const { return workers_.num_keys(); }
+  size_t agent_key_count() const { return agents_.num_keys(); }
 
   // Called by sessions.
   void OnInput(StoreSession& session, std::string_view input);
@@ -77,7 +82,11 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void AcceptBurst();
   bool DrainAcceptQueue();
   void AddSession(UniqueFd fd);
-  void Deliver(StoreSession& requester);
+  bool Apply(StoreSession& session, Request& request);
+  bool AgentHandshake(StoreSession& session, Request& request);
+  bool PeerAllowed(const tcp::socket& socket);
+  void Warn(RateLimitedLog& log, const std::string& line);
+  void Deliver(ConnId requester, const TableEffects& effects);
   void QueueTo(ConnId conn, std::string_view bytes);
 
   asio::io_context& io_;
@@ -87,8 +96,11 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   uint16_t port_ = 0;
   bool v6_ = true;
   bool stopped_ = false;
-  KvTable table_;
+  KvTable workers_;  // PyTorch clients and strangers
+  KvTable agents_;   // connections that passed the agent handshake
   TableEffects effects_;
+  RateLimitedLog refused_peers_;
+  RateLimitedLog refused_agents_;
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
   std::vector<ConnId> free_ids_;
   size_t connection_count_ = 0;
@@ -107,6 +119,15 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
 
   ConnId id() const { return id_; }
   RequestDecoder& decoder() { return decoder_; }
+  // Agent handshake state: the nonce sent, and whether the proof was accepted.
+  std::string& nonce() { return nonce_; }
+  bool agent() const { return agent_; }
+  void set_agent() { agent_ = true; }
+  std::string peer_address() const {
+    error_code ec;
+    auto endpoint = socket_.remote_endpoint(ec);
+    return ec ? "an unknown peer" : endpoint.address().to_string();
+  }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
   size_t queued() const { return out_.size() + writing_.size(); }
@@ -226,6 +247,8 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string out_;      // queued, not yet handed to the socket
   std::string writing_;  // owned by the asynchronous write in flight
   std::string pending_in_;
+  std::string nonce_;
+  bool agent_ = false;
   std::vector<char> buffer_;
   bool read_armed_ = false;
   bool write_in_flight_ = false;
@@ -334,6 +357,7 @@ void StoreServerImpl::AddSession(UniqueFd fd) {
   // Over the limit the connection is closed at once rather than left in the backlog: clients
   // retry with backoff, and the server keeps its descriptors for the sessions it has.
   if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
+  if (!PeerAllowed(socket)) return;
   socket.set_option(tcp::no_delay(true), ec);
   ConnId id;
   if (!free_ids_.empty()) {
@@ -365,9 +389,9 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
     input.remove_prefix(result.consumed);
     if (result.status == DecodeStatus::kNeedMore) return;
     if (result.status == DecodeStatus::kMalformed) return session.CloseAfterFlush();
-    table_.Apply(session.id(), decoder.request(), &effects_);
-    if (!effects_.error.empty()) return session.CloseAfterFlush();
-    Deliver(session);
+    const bool keep = Apply(session, decoder.request());
+    Deliver(session.id(), effects_);
+    if (!keep) return session.CloseAfterFlush();
     if (session.queued() > kPauseReadingAt && !session.closed()) {
       session.Pause(input);
       return;
@@ -375,11 +399,77 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
   }
 }
 
-void StoreServerImpl::Deliver(StoreSession& requester) {
-  if (!effects_.reply.empty()) QueueTo(requester.id(), effects_.reply);
+// Applies one request to the requester's namespace; false when the connection must close after
+// its queued output (a failed request, a refused handshake). The handshake and
+// CLEAR_WORKER_KEYS are the server's own: they concern the connection and the other namespace.
+bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
+  switch (request.command) {
+    case Command::kAgentHello:
+    case Command::kAgentProof:
+      effects_.Clear();
+      return AgentHandshake(session, request);
+    case Command::kClearWorkerKeys:
+      effects_.Clear();
+      EncodeI64(workers_.Clear(&effects_), &effects_.reply);
+      return true;
+    default:
+      (session.agent() ? agents_ : workers_).Apply(session.id(), request, &effects_);
+      return effects_.error.empty();
+  }
+}
+
+// The decoder enforces HELLO, then PROOF, then the rest; this answers them (agent_handshake.h).
+bool StoreServerImpl::AgentHandshake(StoreSession& session, Request& request) {
+  if (request.command == Command::kAgentHello) {
+    if (request.u32 != kAgentHelloMagic) return false;
+    try {
+      session.nonce() = NewAgentNonce();
+    } catch (const std::exception& error) {
+      Warn(refused_agents_, std::string("cannot make an agent handshake nonce: ") + error.what());
+      return false;
+    }
+    EncodeBytes(session.nonce(), &effects_.reply);
+    return true;
+  }
+  const bool valid = AgentProofValid(options_.secret, session.nonce(), request.values.at(0));
+  session.nonce().clear();  // one proof per nonce
+  EncodeU8(valid ? kAgentAccepted : kAgentRefused, &effects_.reply);
+  if (!valid) {
+    Warn(refused_agents_, "refused an agent handshake from " + session.peer_address() +
+                              ": wrong or missing secret (see docs/security.md)");
+    return false;
+  }
+  session.set_agent();
+  return true;
+}
+
+bool StoreServerImpl::PeerAllowed(const tcp::socket& socket) {
+  if (options_.allowed_peers.empty()) return true;
+  error_code ec;
+  auto peer = socket.remote_endpoint(ec);
+  auto ip = peer.address();
+  // A dual-stack port sees IPv4 peers as ::ffff:a.b.c.d; they are named (and matched) as IPv4.
+  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) {
+    ip = asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
+  }
+  const std::string address = ec ? "" : ip.to_string();
+  if (!ec && cpplaunch::PeerAllowed(options_.allowed_peers, address)) return true;
+  Warn(refused_peers_, "refused a connection from " + (ec ? "an unknown peer" : address) +
+                           ": not in the store's allowed_peers");
+  return false;
+}
+
+void StoreServerImpl::Warn(RateLimitedLog& log, const std::string& line) {
+  if (auto text = log.Admit(RateLimitedLog::Clock::now(), line)) {
+    std::fprintf(stderr, "cpplaunch store: %s\n", text->c_str());
+  }
+}
+
+void StoreServerImpl::Deliver(ConnId requester, const TableEffects& effects) {
+  if (!effects.reply.empty()) QueueTo(requester, effects.reply);
   static constexpr char kStop = static_cast<char>(kStopWaiting);
-  for (ConnId conn : effects_.woken) QueueTo(conn, std::string_view(&kStop, 1));
-  for (const auto& notice : effects_.notices) QueueTo(notice.conn, notice.bytes);
+  for (ConnId conn : effects.woken) QueueTo(conn, std::string_view(&kStop, 1));
+  for (const auto& notice : effects.notices) QueueTo(notice.conn, notice.bytes);
 }
 
 void StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes) {
@@ -407,10 +497,20 @@ void StoreServerImpl::FlushDirty() {
 void StoreServerImpl::Close(StoreSession& session) {
   if (session.closed()) return;
   session.Shutdown();
-  table_.Disconnect(session.id());
-  sessions_[session.id()].reset();  // handlers in flight still hold the session
-  free_ids_.push_back(session.id());
+  const ConnId id = session.id();
+  workers_.Disconnect(id);
+  // An agent's owned keys go and its wills fire (unless the whole server stops). Their wake-ups
+  // are delivered once the slot is free, so none is queued to the closed session.
+  TableEffects closing;
+  agents_.Disconnect(id, stopped_ ? nullptr : &closing);
+  sessions_[id].reset();  // handlers in flight still hold the session
+  free_ids_.push_back(id);
   --connection_count_;
+  if (!closing.woken.empty() || !closing.notices.empty()) {
+    Deliver(id, closing);
+    // Posted: Close() runs inside handlers that may be delivering or flushing already.
+    asio::post(io_, [self = shared_from_this()] { self->FlushDirty(); });
+  }
   if (connection_count_ == 0) {
     // Posted: Close() runs inside session handlers and Stop().
     for (auto& idle : idle_waiters_) asio::post(io_, std::move(idle));
@@ -448,5 +548,6 @@ void StoreServerImpl::WhenIdle(std::function<void()> idle) {
   idle_waiters_.push_back(std::move(idle));
 }
 size_t StoreServer::key_count() const { return impl_->key_count(); }
+size_t StoreServer::agent_key_count() const { return impl_->agent_key_count(); }
 
 }  // namespace cpplaunch
