@@ -49,6 +49,9 @@ std::string DynamicRendezvous::VersionKey(int64_t version) const {
 std::string DynamicRendezvous::NodeKey(const std::string& node_id) const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/node/" + node_id;
 }
+std::string DynamicRendezvous::AliveKey(const std::string& node_id) const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/alive/" + node_id;
+}
 
 Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
     std::optional<RoundTransition> previous) {
@@ -69,6 +72,7 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
     JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
     switch (decision.action) {
       case JoinAction::kWrite:
+        if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
         if (co_await Write(&snapshot, decision.next) && decision.next.IsWaiting(me.node_id)) {
           co_await AnnounceWaiting(decision.next);
         }
@@ -94,17 +98,52 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   }
 }
 
-// The node record and the heartbeat counter exist before this node can be a participant: the
-// others read every participant's record, and the job channel counts a counter that never
-// appears as a lost peer.
+// The node record, the liveness key and the heartbeat counter exist before this node can be a
+// participant: the others read every participant's record, the one completing a round checks
+// every participant's liveness key, and the job channel counts a counter that never appears as
+// a lost peer. The liveness key is owned by this connection: it vanishes when the agent dies. It
+// is claimed again at every round, since a peer deletes it when this agent's heartbeats lapse
+// (a frozen host), and node ids are unique per agent, so the claim is always this agent's.
 Rendezvous::Task<void> DynamicRendezvous::PublishSelf() {
-  if (published_) co_return;
   const NodeInfo& self = settings_.self;
-  std::vector<std::string> keys{NodeKey(self.node_id),
-                                rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};
-  std::vector<Bytes> values{self.Encode(), "0"};
-  co_await client_.MultiSet(std::move(keys), std::move(values));
-  published_ = true;
+  if (!published_) {
+    std::vector<std::string> keys{NodeKey(self.node_id),
+                                  rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};
+    std::vector<Bytes> values{self.Encode(), "0"};
+    co_await client_.MultiSet(std::move(keys), std::move(values));
+    published_ = true;
+  }
+  co_await client_.Claim(AliveKey(self.node_id), self.node_id);
+}
+
+// Before a write completes a round, its participants must be alive: one that died while the
+// round waited (last call, or fewer than MIN) would be counted, and its peers would start
+// workers that wait for its workers until the heartbeats find it. A participant whose liveness
+// key is gone is removed instead, and the join decides again (the round may still complete
+// without it, or wait for others). Returns true when it removed someone.
+Rendezvous::Task<bool> DynamicRendezvous::DropDeadParticipants(Snapshot* snapshot,
+                                                               const RendezvousState& next) {
+  if (!next.complete || !snapshot->state || snapshot->state->complete) co_return false;
+  RendezvousState without = *snapshot->state;
+  bool dropped = false;
+  for (const auto& id : next.participants) {
+    if (id == settings_.self.node_id) continue;
+    // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
+    RoundMember member{NodeInfo{}, AliveKey(id)};
+    member.node.node_id = id;
+    if (co_await MemberAlive(client_, member)) continue;
+    without = WithoutNode(std::move(without), id);
+    dropped = true;
+    if (settings_.progress) {
+      settings_.progress("host " + id + " left round " + std::to_string(without.round) +
+                         " before it completed (its connection to the store closed)");
+    }
+  }
+  if (!dropped) co_return false;
+  // One version step however many were removed: waiters wait for version + 1.
+  without.version = snapshot->state->version + 1;
+  co_await Write(snapshot, without);
+  co_return true;
 }
 
 JoinRequest DynamicRendezvous::JoinRequestFor(
@@ -260,6 +299,14 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousSta
   result.group_rank = rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
+  std::vector<RoundMember> members;
+  for (size_t i = 0; i < state.participants.size(); ++i) {
+    result.liveness_keys.push_back(AliveKey(state.participants[i]));
+    members.push_back(RoundMember{result.nodes[i], result.liveness_keys.back()});
+  }
+  co_await ArmRound(client_, settings_.run_id, state.round, rank, members, deadline,
+                    "round " + std::to_string(state.round) + " of job '" + settings_.run_id +
+                        "': not every host armed the round");
   co_await ReleaseRound(client_, settings_.run_id, state.round, rank, deadline,
                         settings_.progress_interval,
                         "round " + std::to_string(state.round) + " of job '" + settings_.run_id +
@@ -291,6 +338,14 @@ void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time
   }
   line += "join timeout in " + FormatSeconds(deadline - Clock::now());
   settings_.progress(line);
+}
+
+Rendezvous::Task<void> DynamicRendezvous::Disarm() {
+  try {
+    if (client_.connected()) co_await client_.CancelWills();
+  } catch (const std::exception&) {
+    // The store is gone: so is the will.
+  }
 }
 
 Rendezvous::Task<void> DynamicRendezvous::Close(std::string reason) {

@@ -4,6 +4,9 @@
 // rendezvous_state.h driven against the store at H:P. The state is one key updated by
 // COMPARE_SET; after each successful write the writer sets a "version" key, and waiting agents
 // hold a WAIT on the next version's key, so they react in milliseconds, without polling.
+// Each node holds a liveness key owned by its connection; the write that completes a round first
+// removes participants whose liveness key is gone (they died while the round waited), and the
+// members then arm the round (rendezvous.h).
 //
 // Threads: Next()/Close() on the executor's thread; one call at a time.
 
@@ -25,6 +28,7 @@ class DynamicRendezvous : public Rendezvous {
   Task<RendezvousResult> Next(std::optional<RoundTransition> previous) override;
   // Closes the rendezvous: hosts that arrive later fail with `reason`.
   Task<void> Close(std::string reason) override;
+  Task<void> Disarm() override;
   void Cancel() override { client_.Close(); }
 
  private:
@@ -47,6 +51,7 @@ class DynamicRendezvous : public Rendezvous {
   // COMPARE_SET; returns true when `next` was stored. Refreshes *snapshot either way.
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
   Task<void> WaitForChange(const Snapshot& snapshot, AsyncStoreClient::Clock::time_point until);
+  Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);
   Task<void> AnnounceWaiting(const RendezvousState& state);
   Task<void> Leave(Snapshot snapshot);
   Task<RendezvousResult> Finish(const RendezvousState& state, int rank,
@@ -55,6 +60,7 @@ class DynamicRendezvous : public Rendezvous {
   std::string StateKey() const;
   std::string VersionKey(int64_t version) const;
   std::string NodeKey(const std::string& node_id) const;
+  std::string AliveKey(const std::string& node_id) const;  // owned by the node's connection
 
   RendezvousSettings settings_;
   AsyncStoreClient client_;

@@ -154,7 +154,20 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
                     FormatSeconds(settings.keep_alive_interval) + " x keep_alive_max_attempt " +
                     std::to_string(settings.keep_alive_max_attempt) + "), noticed by " +
                     self().Label();
-    Deliver(co_await PublishRoundEnd(beat, settings.run_id, round.round, notice));
+    RoundEnd winner = co_await PublishRoundEnd(beat, settings.run_id, round.round, notice);
+    co_await ReleaseLiveness(rank);
+    Deliver(winner);
+  }
+
+  // A peer whose heartbeats lapsed may still hold its connection (a frozen host): its liveness
+  // key, which is also its node-rank claim, would then keep a replacement out until it wakes.
+  // The key is deleted only while it still names the lost agent; a replacement that claims it
+  // within the one round trip between the two steps would lose it, which needs the replacement
+  // to start at that very moment.
+  asio::awaitable<void> ReleaseLiveness(int rank) {
+    if (rank >= static_cast<int>(round.liveness_keys.size())) co_return;
+    RoundMember lost{round.nodes[rank], round.liveness_keys[rank]};
+    if (co_await MemberAlive(beat, lost)) co_await beat.DeleteKey(lost.liveness_key);
   }
 };
 

@@ -3,6 +3,16 @@
 // round (members, ranks, restart count). Two implementations: StaticRendezvous (--node-rank
 // given, fixed --nnodes) and DynamicRendezvous (c10d-like, --nnodes=MIN:MAX). Both talk to the
 // job's store through an AsyncStoreClient, so they never block the io_context.
+//
+// Faults (issue 15). Every client is an agent connection (settings.secret), so the agents' keys are
+// out of reach of PyTorch clients. Each agent holds a liveness key owned by its rendezvous
+// connection (Claim: the store deletes it the moment that connection closes), and once a round is
+// about to complete each member arms it (ArmRound, store_steps.h): a will on the round's end key
+// makes the member's death end the round for everybody within milliseconds. A member that died
+// before arming is dropped while the round is still incomplete (its liveness key is gone), or, in
+// the few milliseconds between completion and arming, ends the round itself. The rendezvous
+// connection lives as long as the agent, so the will covers the whole round; Disarm() cancels it
+// once the exit barrier passed.
 
 #include <chrono>
 #include <cstdint>
@@ -62,6 +72,10 @@ struct RendezvousResult {
   int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT, the same on every host
   int group_rank = 0;
   std::vector<NodeInfo> nodes;  // indexed by group rank
+  // Indexed by group rank: the member's liveness key (it holds the member's node id while the
+  // member's agent is connected). The job channel deletes the key of a member whose heartbeats
+  // lapsed, so that a replacement can take its place.
+  std::vector<std::string> liveness_keys;
   std::string master_addr;
   int master_port = 0;
 
@@ -89,6 +103,9 @@ class Rendezvous {
   // The job is over: late hosts are told `reason` (dynamic). Best effort, bounded by
   // close_timeout; never throws.
   virtual Task<void> Close(std::string reason) = 0;
+  // This agent leaves the job cleanly (its exit barrier passed): its will is cancelled, so that
+  // its exit does not end the round for the others. Best effort; never throws.
+  virtual Task<void> Disarm() = 0;
   // Closes the connection: a pending Next() ends at once with an error (e.g. on a signal).
   virtual void Cancel() = 0;
 };

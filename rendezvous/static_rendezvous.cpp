@@ -12,10 +12,6 @@ std::string NodeKey(const std::string& run_id, int64_t round, int node_rank) {
   return rendezvous_keys::Round(run_id, round) + "static/node/" + std::to_string(node_rank);
 }
 
-std::string ClaimKey(const std::string& run_id, int64_t round, int node_rank) {
-  return rendezvous_keys::Round(run_id, round) + "static/claim/" + std::to_string(node_rank);
-}
-
 std::string RankList(const std::vector<int>& ranks) {
   std::vector<std::string> texts;
   for (int rank : ranks) texts.push_back(std::to_string(rank));
@@ -30,13 +26,16 @@ StaticRendezvous::StaticRendezvous(boost::asio::any_io_executor executor,
       client_(std::move(executor),
               AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)) {}
 
+std::string StaticRendezvous::ClaimKey(int node_rank) const {
+  return rendezvous_keys::Base(settings_.run_id) + "static/claim/" + std::to_string(node_rank);
+}
+
 std::string StaticRendezvous::Where() const {
   return "node rank " + std::to_string(settings_.node_rank) + " (" + settings_.self.Label() + ")";
 }
 
 Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTransition> previous) {
   const auto deadline = Clock::now() + settings_.timeout;
-  const int64_t round = previous ? previous->round + 1 : 0;
   // torchrun's static backend takes the MAX of --nnodes as the world size.
   const int nnodes = settings_.max_nodes;
   if (settings_.node_rank < 0) {
@@ -48,21 +47,9 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
                                  deadline, settings_.progress_interval, settings_.progress);
     CompleteSelf(client_, &settings_);
   }
-  const std::string& run_id = settings_.run_id;
-  // ADD is atomic on the server, so of two hosts with one --node-rank exactly one sees 1; the
-  // node record alone could not tell, since the second SET would overwrite the first.
-  if (co_await client_.Add(ClaimKey(run_id, round, settings_.node_rank), 1) > 1) {
-    co_await FailConfig(
-        round, "two hosts were started with --node-rank=" + std::to_string(settings_.node_rank) +
-                   " (one of them is " + Where() + ")");
-  }
-  // Published before any check, so that the other hosts see this host's view of the job
-  // (its --nnodes) and fail with the same message instead of waiting for their timeout.
-  // The heartbeat counter is created with it: the job channel waits for every peer's counter.
-  std::vector<std::string> keys{NodeKey(run_id, round, settings_.node_rank),
-                                rendezvous_keys::Heartbeat(run_id, settings_.self.node_id)};
-  std::vector<Bytes> values{settings_.self.Encode(), "0"};
-  co_await client_.MultiSet(std::move(keys), std::move(values));
+  const int64_t round = previous ? previous->round + 1 : co_await CurrentRound();
+  co_await ClaimNodeRank(round, previous.has_value());
+  co_await PublishNode(round);
   if (settings_.node_rank >= nnodes) {
     co_await FailConfig(
         round, Where() + " was started with --node-rank=" + std::to_string(settings_.node_rank) +
@@ -72,20 +59,107 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   co_await CheckHost(round, deadline);
 
   RendezvousResult result;
-  result.nodes = co_await GatherNodes(round, deadline);
+  do {
+    result.nodes = co_await GatherNodes(round, deadline);
+  } while (!co_await DropDeadNodes(round, result.nodes));
   co_await CheckAgreement(round, result.nodes, 0);
   result.round = round;
-  result.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+  result.restart_count =
+      previous ? previous->restart_count + (previous->failure ? 1 : 0) : static_cast<int>(round);
   result.group_rank = settings_.node_rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
+  std::vector<RoundMember> members;
+  for (int rank = 0; rank < nnodes; ++rank) {
+    result.liveness_keys.push_back(ClaimKey(rank));
+    members.push_back(RoundMember{result.nodes[rank], ClaimKey(rank)});
+  }
+  const std::string round_text = "rendezvous round " + std::to_string(round) + " on " + Where();
+  co_await ArmRound(client_, settings_.run_id, round, result.group_rank, members, deadline,
+                    round_text + ": not every host armed the round within the timeout");
   // Node rank 0 is group rank 0 here: it clears the previous attempt's worker keys, the others
   // wait for its "go".
-  co_await ReleaseRound(client_, run_id, round, result.group_rank, deadline,
+  co_await ReleaseRound(client_, settings_.run_id, round, result.group_rank, deadline,
                         settings_.progress_interval,
-                        "rendezvous round " + std::to_string(round) + " on " + Where() +
-                            ": node rank 0 did not release the round within the timeout");
+                        round_text + ": node rank 0 did not release the round within the timeout");
   co_return result;
+}
+
+// Claim is atomic on the server, so of two live hosts with one --node-rank exactly one holds the
+// claim; the node record alone could not tell, since the second SET would overwrite the first.
+// The claim is renewed every round: the holder gets its own node id back, and a host whose claim
+// was released while it was frozen learns that a replacement took its place.
+Rendezvous::Task<void> StaticRendezvous::ClaimNodeRank(int64_t round, bool rejoining) {
+  const std::string& self = settings_.self.node_id;
+  const Bytes holder = co_await client_.Claim(ClaimKey(settings_.node_rank), self);
+  if (holder == self) co_return;
+  if (rejoining) {
+    throw RendezvousError(Where() + " lost --node-rank=" + std::to_string(settings_.node_rank) +
+                          " to the agent " + holder +
+                          " (this host was reported lost: frozen or cut off from the store " +
+                          "longer than the heartbeats allow)");
+  }
+  co_await FailConfig(
+      round, "two hosts were started with --node-rank=" + std::to_string(settings_.node_rank) +
+                 " (one of them is " + Where() + ", the other is the agent " + holder + ")");
+}
+
+// Rounds end in order and each ended round has a notice, so the first round without one is the
+// job's current round: where a replacement agent (no previous round) belongs.
+Rendezvous::Task<int64_t> StaticRendezvous::CurrentRound() {
+  int64_t round = 0;
+  for (;; ++round) {
+    std::vector<std::string> end{EndKey(settings_.run_id, round)};
+    if (!co_await client_.Check(end)) break;
+  }
+  if (round <= settings_.max_restarts) co_return round;
+  std::string error;
+  auto last = RoundEnd::Decode(co_await client_.Get(EndKey(settings_.run_id, round - 1)), &error);
+  throw RendezvousError("job '" + settings_.run_id + "' at the store " + client_.peer() +
+                        " has no restarts left for " + Where() + " (--max-restarts=" +
+                        std::to_string(settings_.max_restarts) + "); its last round ended: " +
+                        (last ? last->Describe() : "unreadable notice: " + error));
+}
+
+// Published before any check, so that the other hosts see this host's view of the job (its
+// --nnodes) and fail with the same message instead of waiting for their timeout. The heartbeat
+// counter is created with it: the job channel waits for every peer's counter.
+Rendezvous::Task<void> StaticRendezvous::PublishNode(int64_t round) {
+  std::vector<std::string> keys{
+      NodeKey(settings_.run_id, round, settings_.node_rank),
+      rendezvous_keys::Heartbeat(settings_.run_id, settings_.self.node_id)};
+  std::vector<Bytes> values{settings_.self.Encode(), "0"};
+  co_await client_.MultiSet(std::move(keys), std::move(values));
+}
+
+// The record of a rank whose claim no longer names it belongs to an agent that died while the
+// round waited: counting it would start workers that wait for a dead host's workers. The record
+// is deleted only while it still is the dead agent's (a replacement may have published its own).
+Rendezvous::Task<bool> StaticRendezvous::DropDeadNodes(int64_t round,
+                                                       const std::vector<NodeInfo>& nodes) {
+  bool all_alive = true;
+  for (int rank = 0; rank < static_cast<int>(nodes.size()); ++rank) {
+    // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
+    const RoundMember member{nodes[rank], ClaimKey(rank)};
+    if (co_await MemberAlive(client_, member)) continue;
+    if (rank == settings_.node_rank) {
+      co_await ClaimNodeRank(round, true);  // released while this host was frozen: retake or stop
+      continue;
+    }
+    all_alive = false;
+    const std::string key = NodeKey(settings_.run_id, round, rank);
+    std::string error;
+    auto value = co_await ReadIfPresent(client_, key);
+    auto stored = value ? NodeInfo::Decode(*value, &error) : std::nullopt;
+    if (stored && stored->node_id == nodes[rank].node_id) co_await client_.DeleteKey(key);
+    if (settings_.progress) {
+      settings_.progress("node rank " + std::to_string(rank) + " (" + nodes[rank].Label() +
+                         ") left before round " + std::to_string(round) +
+                         " completed (its connection to the store closed); waiting for a host " +
+                         "to take node rank " + std::to_string(rank));
+    }
+  }
+  co_return all_alive;
 }
 
 Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t round,
@@ -96,6 +170,8 @@ Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t ro
   const auto started = Clock::now();
   std::vector<int> missing;
   auto tick = [&]() -> boost::asio::awaitable<void> {
+    std::vector<std::string> mine{keys[settings_.node_rank]};
+    if (!co_await client_.Check(mine)) co_await PublishNode(round);
     missing.clear();
     // One CHECK per key: a CHECK of many only says whether all are there, and the progress
     // line names the missing ranks.
@@ -120,10 +196,14 @@ Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t ro
         "; missing node ranks " + RankList(missing) +
         " (were they started, with the same --master-addr/--master-port and --rdzv-id?)");
   }
+  // One read per key that tolerates a missing key: another host may drop a dead agent's record
+  // between the WAIT and the read (a MULTI_GET naming a missing key would cost the connection).
   std::vector<NodeInfo> nodes;
-  for (const Bytes& value : co_await client_.MultiGet(keys)) {
+  for (const std::string& key : keys) {
+    auto value = co_await ReadIfPresent(client_, key);
+    if (!value) co_return co_await GatherNodes(round, deadline);
     std::string error;
-    auto node = NodeInfo::Decode(value, &error);
+    auto node = NodeInfo::Decode(*value, &error);
     if (!node) throw RendezvousError("unreadable node info in the store: " + error);
     nodes.push_back(std::move(*node));
   }
@@ -197,5 +277,13 @@ Rendezvous::Task<void> StaticRendezvous::FailConfig(int64_t round, std::string m
 }
 
 Rendezvous::Task<void> StaticRendezvous::Close(std::string) { co_return; }
+
+Rendezvous::Task<void> StaticRendezvous::Disarm() {
+  try {
+    if (client_.connected()) co_await client_.CancelWills();
+  } catch (const std::exception&) {
+    // The store is gone: so is the will.
+  }
+}
 
 }  // namespace cpplaunch

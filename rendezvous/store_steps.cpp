@@ -40,6 +40,10 @@ std::string EndKey(const std::string& run_id, int64_t round) {
   return rendezvous_keys::Round(run_id, round) + "end";
 }
 
+std::string ArmedKey(const std::string& run_id, int64_t round, int group_rank) {
+  return rendezvous_keys::Round(run_id, round) + "armed/" + std::to_string(group_rank);
+}
+
 std::string FormatSeconds(std::chrono::steady_clock::duration duration) {
   double seconds = std::max(0.0, std::chrono::duration<double>(duration).count());
   char text[32];
@@ -114,6 +118,65 @@ asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::strin
   // workers before the store is clean.
   co_await client.ClearWorkerKeys();
   co_await client.Set(GoKey(run_id, round), "");
+}
+
+RoundEnd ConnectionClosedNotice(const NodeInfo& self, int group_rank) {
+  RoundEnd notice;
+  notice.kind = RoundEndKind::kPeerLost;
+  notice.host = self.hostname;
+  notice.addr = self.addr;
+  notice.node_rank = group_rank;
+  notice.detail =
+      "its connection to the store closed (the agent exited, was killed, or its host failed)";
+  return notice;
+}
+
+asio::awaitable<std::optional<Bytes>> ReadIfPresent(AsyncStoreClient& client, std::string key) {
+  // COMPARE_SET with an `expected` no stored value can equal never stores anything; its reply is
+  // the current value, or `expected` itself when the key is missing (TCPStore semantics).
+  static const Bytes kAbsent = std::string(
+      "\x01"
+      "absent");
+  Bytes stored = co_await client.CompareSet(std::move(key), kAbsent, kAbsent + "!");
+  if (stored == kAbsent) co_return std::nullopt;
+  co_return stored;
+}
+
+asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& member) {
+  std::optional<Bytes> holder = co_await ReadIfPresent(client, member.liveness_key);
+  co_return holder == member.node.node_id;
+}
+
+asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id, int64_t round,
+                               int group_rank, const std::vector<RoundMember>& members,
+                               Clock::time_point deadline, std::string timeout_message) {
+  // Arming normally takes one round trip per member; the tick only bounds how long a member that
+  // died before arming goes unnoticed.
+  constexpr auto kTick = std::chrono::milliseconds(50);
+  const std::string end = EndKey(run_id, round);
+  co_await client.CancelWills();
+  Bytes will = ConnectionClosedNotice(members.at(group_rank).node, group_rank).Encode();
+  co_await client.Will(end, std::move(will));
+  co_await client.Set(ArmedKey(run_id, round, group_rank), "");
+  std::vector<std::string> armed;
+  for (size_t rank = 0; rank < members.size(); ++rank) {
+    armed.push_back(ArmedKey(run_id, round, static_cast<int>(rank)));
+  }
+  for (;;) {
+    if (co_await client.Wait(armed, kTick)) co_return;
+    std::vector<std::string> ended{end};
+    if (co_await client.Check(ended)) co_return;
+    for (size_t rank = 0; rank < members.size(); ++rank) {
+      std::vector<std::string> one{armed[rank]};
+      if (co_await client.Check(one) || co_await MemberAlive(client, members[rank])) continue;
+      RoundEnd notice = ConnectionClosedNotice(members[rank].node, static_cast<int>(rank));
+      notice.detail = "its connection to the store closed during the rendezvous of round " +
+                      std::to_string(round);
+      co_await PublishRoundEnd(client, run_id, round, notice);
+      co_return;
+    }
+    if (Clock::now() >= deadline) throw RendezvousError(timeout_message);
+  }
 }
 
 asio::awaitable<void> ReleaseRound(AsyncStoreClient& client, const std::string& run_id,

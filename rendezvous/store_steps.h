@@ -1,11 +1,15 @@
 #pragma once
 // Store steps shared by the static and dynamic rendezvous and the job channel: connecting with
 // progress lines, waiting for keys with progress lines, publishing the notice that ends a round,
-// and releasing a new round once the previous round's worker keys are cleared. Coroutines on the
-// caller's loop thread; each uses the client it is given (one operation at a time on it).
+// arming a round (every member's death ends it from then on), and releasing a new round once the
+// previous round's worker keys are cleared. Coroutines on the caller's loop thread; each uses the
+// client it is given (one operation at a time on it). Every client is an agent connection
+// (AsyncStoreClient::Options::Agent): the keys below live in the agents' namespace of the store,
+// out of reach of PyTorch clients.
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,10 +45,48 @@ boost::asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client,
                                                  const std::string& run_id, int64_t round,
                                                  RoundEnd notice);
 
-// Deletes every key that is not an agent key (the workers' keys of earlier rounds), then sets
-// the round's "go" key. Called by group rank 0 of a round > 0 (through ReleaseRound).
+// Deletes every key of the workers' namespace (the workers' keys of earlier rounds, and whatever
+// strangers added) in one store command, however many there are, then sets the round's "go"
+// key. Called by group rank 0 of a round > 0 (through ReleaseRound).
 boost::asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::string& run_id,
                                              int64_t round);
+
+// The value of `key`, or nullopt when it is missing, in one round trip that cannot fail on a
+// missing key (a GET of a missing key makes the store close the connection, and with it this
+// agent's claims and will).
+boost::asio::awaitable<std::optional<Bytes>> ReadIfPresent(AsyncStoreClient& client,
+                                                           std::string key);
+
+// A member of a round as the arming step sees it: its node, and its liveness key, a key owned by
+// its rendezvous connection (Claim) that holds its node id while the agent lives.
+struct RoundMember {
+  NodeInfo node;
+  std::string liveness_key;
+};
+
+// True when `member`'s liveness key still holds its node id: its agent's connection is open and
+// nobody released the key after its heartbeats lapsed.
+boost::asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& member);
+
+// Makes this agent's death end `round` for everybody, then waits until every member did so.
+// Registers a will on the round's end key (a kPeerLost notice naming this agent: its connection to
+// the store closed; earlier wills of this connection are cancelled first), marks itself armed,
+// and waits for every member's armed mark. A member that is not armed and whose liveness key is
+// gone died in between: the round is ended with a kPeerLost notice for it, since its will may never
+// come. Returns as well when the round already ended (the job channel then delivers the end at
+// once). Throws RendezvousError(`timeout_message`) at `deadline`.
+//
+// Why arm at all: a member's death must end the round from the moment the others may count it,
+// and a will registered by each agent only after it saw the round complete would leave a gap in
+// which a dead member is counted and only heartbeats (15 s) find it.
+boost::asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id,
+                                      int64_t round, int group_rank,
+                                      const std::vector<RoundMember>& members,
+                                      AsyncStoreClient::Clock::time_point deadline,
+                                      std::string timeout_message);
+
+// The notice this agent's will writes when its connection closes without a clean departure.
+RoundEnd ConnectionClosedNotice(const NodeInfo& self, int group_rank);
 
 // The last step of a round before workers start. Round 0 has nothing to clean: returns at once.
 // In a later round, group rank 0 runs ClearWorkerKeys and every other rank waits for the round's
@@ -58,6 +100,7 @@ boost::asio::awaitable<void> ReleaseRound(AsyncStoreClient& client, const std::s
 
 std::string GoKey(const std::string& run_id, int64_t round);
 std::string EndKey(const std::string& run_id, int64_t round);
+std::string ArmedKey(const std::string& run_id, int64_t round, int group_rank);
 
 // "12 s" / "1.5 s" for progress lines.
 std::string FormatSeconds(std::chrono::steady_clock::duration duration);

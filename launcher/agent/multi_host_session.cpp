@@ -157,6 +157,8 @@ asio::awaitable<FinishOutcome> MultiHostSession::Finish() {
     if (!co_await channel->ExitBarrier(plan_.exit_barrier_timeout)) {
       co_return FinishOutcome::kTimedOut;
     }
+    // A clean departure from here on: this agent's exit must not end the round for the others.
+    co_await rendezvous_->Disarm();
     co_await channel->Depart(plan_.depart_linger);
   } catch (const std::exception&) {
     co_return FinishOutcome::kInterrupted;

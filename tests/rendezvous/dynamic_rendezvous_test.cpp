@@ -217,5 +217,35 @@ TEST_CASE("Dynamic rendezvous of 64 hosts completes quickly", "[rendezvous][dyna
   for (const auto& result : results) CHECK(result->get().group_world_size() == 64);
 }
 
+TEST_CASE("Dynamic rendezvous does not count a host that died before the round completed",
+          "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto settings_a = Settings(server.port(), 0, 2, 3);
+  settings_a.last_call_timeout = 1s;
+  auto settings_b = Settings(server.port(), 1, 2, 3);
+  settings_b.last_call_timeout = 1s;
+  auto settings_c = Settings(server.port(), 2, 2, 3);
+  settings_c.last_call_timeout = 1s;
+  DynamicRendezvous a(io.get_executor(), settings_a);
+  auto b = std::make_unique<DynamicRendezvous>(io.get_executor(), settings_b);
+  DynamicRendezvous c(io.get_executor(), settings_c);
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  auto rb = Spawn(io, b->Next(std::nullopt));
+  RunUntil(
+      io, [&] { return false; }, 200ms);  // MIN reached: the last call runs
+  REQUIRE_FALSE(ra->done);
+  b.reset();                                  // dies during the last call
+  auto rc = Spawn(io, c.Next(std::nullopt));  // MAX would complete the round with b in it
+  RunUntil(
+      io, [&] { return ra->done && rc->done; }, 5000ms);
+  INFO(ra->message() << " / " << rc->message());
+  for (const auto& result : {ra->get(), rc->get()}) {
+    CHECK(result.round == 0);
+    CHECK(result.group_world_size() == 2);
+    for (const auto& node : result.nodes) CHECK(node.node_id != settings_b.self.node_id);
+  }
+}
+
 }  // namespace
 }  // namespace cpplaunch

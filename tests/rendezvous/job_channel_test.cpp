@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "rendezvous/static_rendezvous.h"
 #include "rendezvous/store/async_store_client.h"
+#include "rendezvous/store_steps.h"
 #include "tests/rendezvous/rendezvous_test_support.h"
 
 namespace cpplaunch {
@@ -204,6 +206,116 @@ TEST_CASE(
   CHECK(host_departs->done);
   CHECK(d1->done);
   CHECK(d2->done);
+}
+
+// Two agents of a real static round: their rendezvous (whose connections hold the node-rank
+// claims and the wills) and their job channels with default heartbeats unless told otherwise.
+struct ArmedJob {
+  std::vector<std::unique_ptr<StaticRendezvous>> rendezvous;
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<RendezvousResult> rounds;
+};
+
+ArmedJob StartArmedJob(asio::io_context& io, uint16_t port, std::chrono::milliseconds keep_alive) {
+  ArmedJob job;
+  std::vector<std::shared_ptr<testing::Outcome<RendezvousResult>>> joined;
+  for (int rank = 0; rank < 2; ++rank) {
+    RendezvousSettings settings;
+    settings.run_id = "job";
+    settings.min_nodes = settings.max_nodes = 2;
+    settings.node_rank = rank;
+    settings.store_host = "127.0.0.1";
+    settings.store_port = port;
+    settings.self.node_id = "127.0.0.1_" + std::to_string(100 + rank);
+    settings.self.addr = "127.0.0.1";
+    settings.self.hostname = "host" + std::to_string(rank);
+    settings.self.local_world_size = 1;
+    settings.self.nnodes_min = settings.self.nnodes_max = 2;
+    settings.timeout = 3s;
+    job.rendezvous.push_back(std::make_unique<StaticRendezvous>(io.get_executor(), settings));
+    joined.push_back(Spawn(io, job.rendezvous.back()->Next(std::nullopt)));
+  }
+  RunUntil(
+      io, [&] { return joined[0]->done && joined[1]->done; }, 3000ms);
+  std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
+  for (int rank = 0; rank < 2; ++rank) {
+    job.rounds.push_back(joined[rank]->get());
+    JobChannel::Settings settings;
+    settings.run_id = "job";
+    settings.store_host = "127.0.0.1";
+    settings.store_port = port;
+    settings.keep_alive_interval = keep_alive;
+    settings.hosts_store = rank == 0;
+    auto agent = std::make_unique<Agent>();
+    Agent* raw = agent.get();
+    agent->channel = std::make_unique<JobChannel>(io.get_executor(), settings, job.rounds[rank],
+                                                  [raw](const RoundEnd& end) {
+                                                    raw->seen = end;
+                                                    raw->seen_at = Clock::now();
+                                                  });
+    started.push_back(Spawn(io, agent->channel->Start()));
+    job.agents.push_back(std::move(agent));
+  }
+  RunUntil(
+      io, [&] { return started[0]->done && started[1]->done; }, 3000ms);
+  for (auto& s : started) REQUIRE(s->message() == "");
+  return job;
+}
+
+TEST_CASE(
+    "JobChannel: an agent whose connections close is lost within milliseconds, with "
+    "default heartbeats",
+    "[rendezvous][job_channel]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto job = StartArmedJob(io, server.port(), 5s);
+  auto died_at = Clock::now();
+  job.agents[1].reset();  // SIGKILL: every connection of host 1 closes
+  job.rendezvous[1].reset();
+  RunUntil(
+      io, [&] { return job.agents[0]->seen.has_value(); }, 3000ms);
+  REQUIRE(job.agents[0]->seen);
+  CHECK(job.agents[0]->seen->kind == RoundEndKind::kPeerLost);
+  CHECK(job.agents[0]->seen->node_rank == 1);
+  CHECK_THAT(job.agents[0]->seen->Describe(),
+             Catch::Contains("host1") && Catch::Contains("connection to the store closed"));
+  CHECK(job.agents[0]->seen_at - died_at < 200ms);  // keep_alive 5 s x 3 would take 15 s
+}
+
+TEST_CASE("JobChannel: after a clean departure an agent's exit ends nothing",
+          "[rendezvous][job_channel]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto job = StartArmedJob(io, server.port(), 5s);
+  auto disarmed = Spawn(io, job.rendezvous[1]->Disarm());
+  RunUntil(
+      io, [&] { return disarmed->done; }, 2000ms);
+  job.agents[1].reset();
+  job.rendezvous[1].reset();
+  RunUntil(
+      io, [&] { return false; }, 300ms);
+  CHECK_FALSE(job.agents[0]->seen);
+}
+
+TEST_CASE("JobChannel: the agent reporting a peer whose heartbeats lapsed releases its node rank",
+          "[rendezvous][job_channel]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto job = StartArmedJob(io, server.port(), 100ms);
+  job.agents[1]->channel->Stop();  // frozen: heartbeats stop, the rendezvous connection stays
+  RunUntil(
+      io, [&] { return job.agents[0]->seen.has_value(); }, 3000ms);
+  REQUIRE(job.agents[0]->seen);
+  CHECK_THAT(job.agents[0]->seen->Describe(), Catch::Contains("no heartbeat for"));
+  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto claim = SpawnBody(io, [&]() -> asio::awaitable<std::optional<Bytes>> {
+    co_await probe.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
+    co_return co_await ReadIfPresent(probe, job.rounds[0].liveness_keys.at(1));
+  });
+  RunUntil(
+      io, [&] { return claim->done; }, 2000ms);
+  INFO(claim->message());
+  CHECK_FALSE(claim->get().has_value());
 }
 
 }  // namespace

@@ -175,5 +175,184 @@ TEST_CASE("Static rendezvous says which address it could not reach", "[rendezvou
   CHECK_THAT(result->message(), Catch::Contains("host1"));
 }
 
+// ---- Faults (issue 15): node-rank claims, replacements, agents that die in the rendezvous.
+
+namespace faults {
+
+// A store client of the agents' side, for looking at their keys.
+asio::awaitable<void> ConnectAgent(AsyncStoreClient& client, uint16_t port) {
+  co_await client.Connect("127.0.0.1", port, AsyncStoreClient::Clock::now() + 2s);
+}
+
+RendezvousSettings Replacement(uint16_t port, int node_rank, int nnodes) {
+  auto settings = Settings(port, node_rank, nnodes, 1);
+  settings.self.node_id = "127.0.0.1_" + std::to_string(2000 + node_rank);
+  settings.self.hostname = "replacement" + std::to_string(node_rank);
+  return settings;
+}
+
+}  // namespace faults
+
+TEST_CASE(
+    "Static rendezvous: a dead agent's connection ends its round, and a replacement with "
+    "its node rank joins the job's current round",
+    "[rendezvous][static]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto settings_a = Settings(server.port(), 0, 2, 1);
+  settings_a.max_restarts = 1;
+  auto settings_b = Settings(server.port(), 1, 2, 1);
+  settings_b.max_restarts = 1;
+  auto settings_b2 = faults::Replacement(server.port(), 1, 2);
+  settings_b2.max_restarts = 1;
+  StaticRendezvous a(io.get_executor(), settings_a);
+  auto b = std::make_unique<StaticRendezvous>(io.get_executor(), settings_b);
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  auto rb = Spawn(io, b->Next(std::nullopt));
+  RunUntil(
+      io, [&] { return ra->done && rb->done; }, 5000ms);
+  REQUIRE(ra->message() == "");
+  REQUIRE(rb->message() == "");
+  b.reset();  // SIGKILL: the connection closes, the will ends round 0
+  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto end = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
+    co_await faults::ConnectAgent(probe, server.port());
+    std::vector<std::string> key{EndKey("job", 0)};
+    co_await probe.Wait(key, 2s);
+    co_return co_await probe.Get(EndKey("job", 0));
+  });
+  RunUntil(
+      io, [&] { return end->done; }, 3000ms);
+  std::string error;
+  auto notice = RoundEnd::Decode(end->get(), &error);
+  REQUIRE(notice);
+  CHECK(notice->kind == RoundEndKind::kPeerLost);
+  CHECK(notice->node_rank == 1);
+  CHECK_THAT(notice->Describe(),
+             Catch::Contains("host1") && Catch::Contains("connection to the store closed"));
+  // Node 0 restarts into round 1; the replacement, knowing no round, must find round 1 too.
+  StaticRendezvous b2(io.get_executor(), settings_b2);
+  auto ra1 = Spawn(io, a.Next(RoundTransition{0, 0, true}));
+  auto rb2 = Spawn(io, b2.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return ra1->done && rb2->done; }, 5000ms);
+  INFO(ra1->message() << " / " << rb2->message());
+  CHECK(ra1->get().round == 1);
+  CHECK(rb2->get().round == 1);
+  CHECK(rb2->get().restart_count == 1);
+  CHECK(rb2->get().group_rank == 1);
+  CHECK(ra1->get().nodes[1].node_id == settings_b2.self.node_id);
+}
+
+TEST_CASE("Static rendezvous: a replacement is told when the job has no restarts left",
+          "[rendezvous][static]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  StaticRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 1));
+  auto b = std::make_unique<StaticRendezvous>(io.get_executor(), Settings(server.port(), 1, 2, 1));
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  auto rb = Spawn(io, b->Next(std::nullopt));
+  RunUntil(
+      io, [&] { return ra->done && rb->done; }, 5000ms);
+  REQUIRE(rb->message() == "");
+  b.reset();
+  RunUntil(
+      io, [&] { return false; }, 100ms);
+  StaticRendezvous b2(io.get_executor(), faults::Replacement(server.port(), 1, 2));
+  auto started = std::chrono::steady_clock::now();
+  auto rb2 = Spawn(io, b2.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return rb2->done; }, 3000ms);
+  REQUIRE(rb2->done);
+  CHECK(std::chrono::steady_clock::now() - started < 1s);
+  CHECK_THAT(rb2->message(), Catch::Contains("has no restarts left") &&
+                                 Catch::Contains("--max-restarts=0") &&
+                                 Catch::Contains("lost the agent on host1"));
+}
+
+TEST_CASE("Static rendezvous does not count an agent that died before the round completed",
+          "[rendezvous][static]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  std::vector<std::string> progress;
+  auto settings_a = Settings(server.port(), 0, 3, 1);
+  settings_a.progress = [&](const std::string& line) { progress.push_back(line); };
+  StaticRendezvous a(io.get_executor(), settings_a);
+  auto b = std::make_unique<StaticRendezvous>(io.get_executor(), Settings(server.port(), 1, 3, 1));
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  auto rb = Spawn(io, b->Next(std::nullopt));
+  RunUntil(
+      io, [&] { return false; }, 300ms);  // both published; the round waits for node rank 2
+  REQUIRE_FALSE(ra->done);
+  b.reset();
+  StaticRendezvous c(io.get_executor(), Settings(server.port(), 2, 3, 1));
+  auto rc = Spawn(io, c.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return false; }, 300ms);  // all three records exist, one of a dead agent
+  CHECK_FALSE(ra->done);
+  CHECK_FALSE(rc->done);
+  StaticRendezvous b2(io.get_executor(), faults::Replacement(server.port(), 1, 3));
+  auto rb2 = Spawn(io, b2.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return ra->done && rb2->done && rc->done; }, 5000ms);
+  INFO(ra->message() << " / " << rb2->message() << " / " << rc->message());
+  for (const auto& result : {ra->get(), rb2->get(), rc->get()}) {
+    CHECK(result.round == 0);
+    CHECK(result.restart_count == 0);
+    CHECK(result.nodes[1].node_id == "127.0.0.1_2001");
+  }
+  bool dropped = false;
+  for (const auto& line : progress) {
+    dropped = dropped || line.find("node rank 1 (host1") != std::string::npos;
+  }
+  CHECK(dropped);
+}
+
+TEST_CASE("Static rendezvous: a host whose claim was released while it was frozen loses its rank",
+          "[rendezvous][static]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto settings_a = Settings(server.port(), 0, 2, 1);
+  settings_a.max_restarts = 2;
+  auto settings_b = Settings(server.port(), 1, 2, 1);
+  settings_b.max_restarts = 2;
+  auto settings_b2 = faults::Replacement(server.port(), 1, 2);
+  settings_b2.max_restarts = 2;
+  StaticRendezvous a(io.get_executor(), settings_a);
+  StaticRendezvous b(io.get_executor(), settings_b);
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  auto rb = Spawn(io, b.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return ra->done && rb->done; }, 5000ms);
+  REQUIRE(rb->message() == "");
+  // What node 0's job channel does when b's heartbeats lapse: end the round, release b's claim.
+  AsyncStoreClient peer(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto lost = SpawnBody(io, [&]() -> asio::awaitable<void> {
+    co_await faults::ConnectAgent(peer, server.port());
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kPeerLost;
+    notice.host = "host1";
+    notice.node_rank = 1;
+    notice.detail = "no heartbeat for 15 s";
+    co_await PublishRoundEnd(peer, "job", 0, notice);
+    co_await peer.DeleteKey(ra->get().liveness_keys.at(1));
+  });
+  RunUntil(
+      io, [&] { return lost->done; }, 2000ms);
+  REQUIRE(lost->message() == "");
+  StaticRendezvous b2(io.get_executor(), settings_b2);
+  auto ra1 = Spawn(io, a.Next(RoundTransition{0, 0, true}));
+  auto rb2 = Spawn(io, b2.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return ra1->done && rb2->done; }, 5000ms);
+  INFO(ra1->message() << " / " << rb2->message());
+  CHECK(rb2->get().round == 1);
+  // b wakes up and goes for round 1 as well: its rank is taken.
+  auto rb1 = Spawn(io, b.Next(RoundTransition{0, 0, true}));
+  RunUntil(
+      io, [&] { return rb1->done; }, 3000ms);
+  CHECK_THAT(rb1->message(), Catch::Contains("lost --node-rank=1 to the agent 127.0.0.1_2001"));
+}
+
 }  // namespace
 }  // namespace cpplaunch

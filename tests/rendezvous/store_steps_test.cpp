@@ -29,8 +29,8 @@ TEST_CASE("Round keys live under the run's agent prefix", "[rendezvous][store_st
   CHECK(rendezvous_keys::Heartbeat("job", "10.0.0.1_7") == "cpplaunch/job/hb/10.0.0.1_7");
 }
 
-// Two agents' clients and a worker's (the workers' namespace) connected to a StoreServer on
-// 127.0.0.1, driven on one io_context.
+// Two agents' clients and a worker's (PyTorch side) connected to a StoreServer on 127.0.0.1,
+// driven on one io_context.
 struct Fixture {
   asio::io_context io;
   StoreServer server{io, testing::LoopbackServer()};
@@ -71,27 +71,57 @@ TEST_CASE("PublishRoundEnd: the first notice of a round is everybody's",
   CHECK(ends[1] == first);
 }
 
-TEST_CASE("ClearWorkerKeys deletes the workers' keys, keeps the agents' and sets go",
+TEST_CASE("ClearWorkerKeys deletes the workers' keys however many, keeps the agents' and sets go",
           "[rendezvous][store_steps]") {
   Fixture f;
+  // More keys than one LIST_KEYS reply may carry (131,072): clearing must not depend on listing.
+  constexpr int kJunk = 140000;
+  constexpr int kBatch = 10000;
   auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<bool>> {
     co_await f.worker.Set("/worker/barrier", "1");
+    for (int first = 0; first < kJunk; first += kBatch) {
+      std::vector<std::string> keys;
+      std::vector<Bytes> values;
+      for (int i = first; i < first + kBatch; ++i) {
+        keys.push_back("junk/" + std::to_string(i));
+        values.push_back("j");
+      }
+      co_await f.worker.MultiSet(std::move(keys), std::move(values));
+    }
     co_await f.a.Set("cpplaunch/job/state", "s");
     co_await ClearWorkerKeys(f.a, "job", 1);
     // Keys are built outside co_await expressions: GCC 12 mis-compiles braced lists there.
-    const std::vector<std::string> keys{"cpplaunch/job/state", "cpplaunch/job/r1/go"};
+    const std::vector<std::string> worker_keys{"/worker/barrier", "junk/0", "junk/139999"};
+    const std::vector<std::string> agent_keys{"cpplaunch/job/state", "cpplaunch/job/r1/go"};
     std::vector<bool> present;
-    std::vector<std::string> worker_key(1, "/worker/barrier");
-    present.push_back(co_await f.worker.Check(std::move(worker_key)));
-    for (const std::string& key : keys) {
+    for (const std::string& key : worker_keys) {
+      std::vector<std::string> one(1, key);
+      present.push_back(co_await f.worker.Check(std::move(one)));
+    }
+    for (const std::string& key : agent_keys) {
       std::vector<std::string> one(1, key);
       present.push_back(co_await f.b.Check(std::move(one)));
     }
     co_return present;
   });
   RunUntil(
+      f.io, [&] { return outcome->done; }, 20000ms);
+  CHECK(outcome->get() == std::vector<bool>{false, false, false, true, true});
+}
+
+TEST_CASE("ReadIfPresent reads a key or says it is missing, keeping the connection",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<std::optional<Bytes>>> {
+    co_await f.a.Set("cpplaunch/job/here", "value");
+    std::vector<std::optional<Bytes>> read;
+    read.push_back(co_await ReadIfPresent(f.a, "cpplaunch/job/missing"));
+    read.push_back(co_await ReadIfPresent(f.a, "cpplaunch/job/here"));
+    co_return read;
+  });
+  RunUntil(
       f.io, [&] { return outcome->done; }, 5000ms);
-  CHECK(outcome->get() == std::vector<bool>{false, true, true});
+  CHECK(outcome->get() == std::vector<std::optional<Bytes>>{std::nullopt, Bytes("value")});
 }
 
 TEST_CASE("WaitForKeys ticks between slices and gives up at the deadline",
