@@ -347,6 +347,7 @@ def scenario_frozen_store_host(cpplaunch, report):
             start(job, f"host{i}", static_args(Topo, port, 2, i), extra_env={"MH_SLEEP": "120"})
         wait_for_stamps(job, ["started-0-0", "started-1-0"], 60)
         host0, host1 = job.agents
+        frozen_at = time.time()
         os.kill(host0.proc.pid, signal.SIGSTOP)
         try:
             # Host 1 loses the store (heartbeat_timeout 5 s) and gives up.
@@ -360,8 +361,8 @@ def scenario_frozen_store_host(cpplaunch, report):
         check(code1 == 1, f"host 1 exit code {code1}\n{out}")
         check(stopped is not None and code0 == 1, f"host 0 exit code {code0}\n{out}")
         delay = stopped - woken_at
-        report(f"store host frozen {woken_at - host1.started:.1f} s after start; after SIGCONT "
-               f"it stopped its workers in {delay * 1000:.0f} ms and exited after "
+        report(f"store host frozen for {woken_at - frozen_at:.1f} s (until its peer gave up); "
+               f"after SIGCONT it stopped its workers in {delay * 1000:.0f} ms and exited after "
                f"{(host0.ended - woken_at) * 1000:.0f} ms")
         check(delay < 1.0, f"the woken store host kept its workers {delay:.2f} s\n{out}")
     finally:
