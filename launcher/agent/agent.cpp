@@ -18,6 +18,7 @@
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_job.h"
 #include "launcher/agent/single_host_job.h"
+#include "launcher/agent/store_security.h"
 #include "launcher/agent/worker_specs.h"
 #include "launcher/cli/script_check.h"
 #include "launcher/output/console_writer.h"
@@ -76,6 +77,10 @@ class Agent::Impl {
   int Run() {
     if (auto problem = UnsupportedOption(options_)) return Refuse(*problem, ExitCode::kUsage);
     if (auto problem = ScriptProblem(options_)) return Refuse(*problem, ExitCode::kUsage);
+    std::string security_error;
+    auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &security_error);
+    if (!security) return Refuse(security_error, ExitCode::kUsage);
+    security_ = std::move(*security);
     try {
       Prepare();  // job, log directory, store, worker group, supervisor, signals
     } catch (const std::exception& e) {
@@ -128,9 +133,9 @@ class Agent::Impl {
         .entered_exit_barrier = [this] { state_ = AgentState::kExitBarrier; },
     };
     if (options_.max_nodes > 1) {
-      return std::make_unique<MultiHostJob>(io_, options_, Host(), std::move(hooks));
+      return std::make_unique<MultiHostJob>(io_, options_, Host(), std::move(hooks), security_);
     }
-    return std::make_unique<SingleHostJob>(io_, options_, std::move(hooks));
+    return std::make_unique<SingleHostJob>(io_, options_, std::move(hooks), security_);
   }
 
   // ---- One attempt.
@@ -348,6 +353,7 @@ class Agent::Impl {
   boost::asio::io_context io_;
   LaunchOptions options_;
   EnvMap env_;
+  StoreSecurity security_;  // the store's secret and allowed peers (never in env_)
   AgentParts parts_;
   ConsoleWriter out_;
   std::unique_ptr<ConsoleWriter> separate_err_;

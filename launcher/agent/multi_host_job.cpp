@@ -11,10 +11,11 @@
 namespace cpplaunch {
 namespace {
 
-MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname) {
+MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname,
+                   const StoreSecurity& security) {
   std::string error;
-  auto plan =
-      PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error);
+  auto plan = PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error,
+                            security);
   if (!plan) throw std::runtime_error(error);
   return std::move(*plan);
 }
@@ -22,11 +23,12 @@ MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname) {
 }  // namespace
 
 MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& options,
-                           const std::string& hostname, JobHooks hooks)
+                           const std::string& hostname, JobHooks hooks,
+                           const StoreSecurity& security)
     : io_(io),
       hooks_(std::move(hooks)),
       max_restarts_(options.max_restarts),
-      session_(io, Plan(options, hostname), hooks_.say) {
+      session_(io, Plan(options, hostname, security), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
 }
@@ -39,7 +41,8 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   std::unique_ptr<StoreServer> store;
   if (plan.host_store) {
     try {
-      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say);
+      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
+                         plan.security);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;

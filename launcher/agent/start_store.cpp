@@ -6,10 +6,13 @@ namespace cpplaunch {
 
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
                                         int port, bool port_was_chosen,
-                                        const std::function<void(const std::string&)>& say) {
+                                        const std::function<void(const std::string&)>& say,
+                                        const StoreSecurity& security) {
   StoreServerOptions options;
   options.bind_host = addr;
   options.port = static_cast<uint16_t>(port);
+  options.secret = security.secret;
+  options.allowed_peers = security.allowed_peers;
   try {
     return std::make_unique<StoreServer>(io, options);
   } catch (const StoreBindError& e) {
