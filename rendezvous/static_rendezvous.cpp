@@ -59,10 +59,12 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   co_await CheckHost(round, deadline);
 
   RendezvousResult result;
+  // The records are checked before the dead are dropped: a host that found a mismatch published
+  // it and exited, and its record still says how it was started.
   do {
     result.nodes = co_await GatherNodes(round, deadline);
+    co_await CheckAgreement(round, result.nodes, 0);
   } while (!co_await DropDeadNodes(round, result.nodes));
-  co_await CheckAgreement(round, result.nodes, 0);
   result.round = round;
   result.restart_count =
       previous ? previous->restart_count + (previous->failure ? 1 : 0) : static_cast<int>(round);
@@ -146,6 +148,7 @@ Rendezvous::Task<bool> StaticRendezvous::DropDeadNodes(int64_t round,
       co_await ClaimNodeRank(round, true);  // released while this host was frozen: retake or stop
       continue;
     }
+    if (all_alive) co_await ThrowIfEnded(round);
     all_alive = false;
     const std::string key = NodeKey(settings_.run_id, round, rank);
     std::string error;
@@ -160,6 +163,19 @@ Rendezvous::Task<bool> StaticRendezvous::DropDeadNodes(int64_t round,
     }
   }
   co_return all_alive;
+}
+
+// A host that left the round may have ended it first (a config error it found): then every host
+// stops with that message instead of waiting for a replacement.
+Rendezvous::Task<void> StaticRendezvous::ThrowIfEnded(int64_t round) {
+  auto value = co_await ReadIfPresent(client_, EndKey(settings_.run_id, round));
+  if (!value) co_return;
+  std::string error;
+  auto end = RoundEnd::Decode(*value, &error);
+  if (!end) throw RendezvousError("unreadable round-end notice in the store: " + error);
+  if (end->kind == RoundEndKind::kConfigError) throw RendezvousError(end->detail);
+  throw RendezvousError("rendezvous round " + std::to_string(round) + " on " + Where() +
+                        " ended before it completed: " + end->Describe());
 }
 
 Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t round,

@@ -57,6 +57,7 @@ class StaticRendezvous : public Rendezvous {
                                           AsyncStoreClient::Clock::time_point deadline);
   // Drops the records of ranks whose claim no longer names them; true when all were alive.
   Task<bool> DropDeadNodes(int64_t round, const std::vector<NodeInfo>& nodes);
+  Task<void> ThrowIfEnded(int64_t round);  // throws RendezvousError when the round has an end
   Task<void> CheckHost(int64_t round, AsyncStoreClient::Clock::time_point deadline);
   // nodes[i] is node rank first_rank + i.
   Task<void> CheckAgreement(int64_t round, const std::vector<NodeInfo>& nodes, int first_rank);

@@ -354,5 +354,33 @@ TEST_CASE("Static rendezvous: a host whose claim was released while it was froze
   CHECK_THAT(rb1->message(), Catch::Contains("lost --node-rank=1 to the agent 127.0.0.1_2001"));
 }
 
+TEST_CASE("Static rendezvous: a host that ended the round and left is not waited for",
+          "[rendezvous][static]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  StaticRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 1));
+  auto ra = Spawn(io, a.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return false; }, 100ms);  // node 0 waits for node rank 1
+  REQUIRE_FALSE(ra->done);
+  // What a host leaves behind when it found a config error and exited: the round's end, and its
+  // record (with no claim any more).
+  AsyncStoreClient gone(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto left = SpawnBody(io, [&]() -> asio::awaitable<void> {
+    co_await faults::ConnectAgent(gone, server.port());
+    RoundEnd end;
+    end.kind = RoundEndKind::kConfigError;
+    end.detail = "node rank 1 says: something is wrong";
+    co_await PublishRoundEnd(gone, "job", 0, end);
+    NodeInfo node = Settings(server.port(), 1, 2, 1).self;
+    co_await gone.Set("cpplaunch/job/r0/static/node/1", node.Encode());
+  });
+  RunUntil(
+      io, [&] { return left->done && ra->done; }, 2000ms);
+  REQUIRE(left->message() == "");
+  REQUIRE(ra->done);
+  CHECK(ra->message() == "node rank 1 says: something is wrong");
+}
+
 }  // namespace
 }  // namespace cpplaunch
