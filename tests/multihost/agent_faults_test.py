@@ -365,6 +365,10 @@ def scenario_frozen_store_host(cpplaunch, report):
                f"after SIGCONT it stopped its workers in {delay * 1000:.0f} ms and exited after "
                f"{(host0.ended - woken_at) * 1000:.0f} ms")
         check(delay < 1.0, f"the woken store host kept its workers {delay:.2f} s\n{out}")
+        # The peer's closed connection (its will) ended the round, not a local timeout.
+        check("stopping the workers: lost the agent on" in host0.output and
+              "connection to the store closed" in host0.output,
+              f"the woken store host does not name its peer's closed connection\n{out}")
     finally:
         close(job)
 
