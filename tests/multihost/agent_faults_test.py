@@ -2,7 +2,8 @@
 and real PyTorch DDP workers:
 
   killed_agent_noticed   a SIGKILLed agent is noticed by its peer in under 1 s (default settings:
-                         its closed connection ends the round, no heartbeat needed)
+                         its closed connection ends the round, no heartbeat needed); static and
+                         c10d (killed_agent_noticed_c10d)
   replacement_rejoins    a replacement agent with the dead one's --node-rank takes its place in
                          the job's current round when restarts are left; the job ends 0
   killed_in_rendezvous   an agent killed while the rendezvous waits for a third host is not
@@ -139,15 +140,16 @@ class Topo:
 
 # ---- scenarios --------------------------------------------------------------------------------
 
-def scenario_killed_agent_noticed(cpplaunch, report):
-    port = free_port()
+def killed_agent_noticed(cpplaunch, report, args_of, label):
     job = Job(cpplaunch, {})
     try:
         # Default --rdzv-conf apart from the rendezvous timeout: keep_alive 5 s x 3 would find
         # the dead agent after 15 s; its closed connections must end the round at once.
-        for i in range(2):
-            start(job, f"host{i}", static_args(Topo, port, 2, i),
-                  extra_env={"MH_SLEEP": "120"})
+        host0 = start(job, "host0", args_of(0), extra_env={"MH_SLEEP": "120"})
+        # Host 0 hosts the store (c10d: the first agent to bind it), so host 1 is a plain peer.
+        check(host0.wait_line("serves the job's store", 30) is not None,
+              f"host 0 does not serve the store\n{output(job)}")
+        start(job, "host1", args_of(1), extra_env={"MH_SLEEP": "120"})
         wait_for_stamps(job, ["started-0-0", "started-1-0"], 60)
         killed_at = kill_agent_only(job.agents[1])
         noticed = job.agents[0].wait_line("stopping the workers: lost the agent on", 30)
@@ -155,7 +157,7 @@ def scenario_killed_agent_noticed(cpplaunch, report):
         out = output(job)
         check(noticed is not None, f"host 0 never said it lost host 1\n{out}")
         delay = noticed - killed_at
-        report(f"SIGKILLed agent noticed by its peer after {delay * 1000:.0f} ms "
+        report(f"{label}: SIGKILLed agent noticed by its peer after {delay * 1000:.0f} ms "
                f"(default settings); host 0 exited after "
                f"{(job.agents[0].ended - killed_at) * 1000:.0f} ms")
         check(delay < 1.0, f"host 0 noticed the dead agent after {delay:.2f} s\n{out}")
@@ -164,6 +166,18 @@ def scenario_killed_agent_noticed(cpplaunch, report):
               f"host 0 does not say the agent's connection closed\n{out}")
     finally:
         close(job)
+
+
+def scenario_killed_agent_noticed(cpplaunch, report):
+    port = free_port()
+    killed_agent_noticed(cpplaunch, report, lambda i: static_args(Topo, port, 2, i), "static")
+
+
+def scenario_killed_agent_noticed_c10d(cpplaunch, report):
+    port = free_port()
+    args = ["--nnodes=2", "--rdzv-backend=c10d", "--rdzv-id=faults",
+            f"--rdzv-endpoint={LOCAL}:{port}", "--nproc-per-node=1"]
+    killed_agent_noticed(cpplaunch, report, lambda i: args, "c10d")
 
 
 def scenario_replacement_rejoins(cpplaunch, report):
@@ -375,6 +389,7 @@ def scenario_frozen_store_host(cpplaunch, report):
 
 SCENARIOS = {
     "killed_agent_noticed": scenario_killed_agent_noticed,
+    "killed_agent_noticed_c10d": scenario_killed_agent_noticed_c10d,
     "replacement_rejoins": scenario_replacement_rejoins,
     "killed_in_rendezvous": scenario_killed_in_rendezvous,
     "stranger": scenario_stranger,
