@@ -44,6 +44,7 @@ void PrintParseOutcome(const cpplaunch::ParseResult& parsed) {
                    parsed.message.c_str());
       return;
     case ParseStatus::kValueError:
+    case ParseStatus::kRefused:
       std::fprintf(stderr, "cpplaunch: error: %s\n", parsed.message.c_str());
       return;
     case ParseStatus::kOk:
@@ -59,6 +60,8 @@ int main(int argc, char** argv) {
   const ParseResult parsed = ParseOptions(std::vector<std::string>(argv + 1, argv + argc), env);
   for (const std::string& warning : parsed.warnings)
     std::fprintf(stderr, "cpplaunch: warning: %s\n", warning.c_str());
+  for (const std::string& note : parsed.notes)
+    std::fprintf(stderr, "cpplaunch: %s\n", note.c_str());
   if (!parsed.ok()) {
     PrintParseOutcome(parsed);
     return parsed.exit_code();
