@@ -103,11 +103,15 @@ class Agent::Impl {
     tapped_group_ = std::make_unique<TappedWorkerGroup>(
         *group_, [this](const WorkerExitEvent& event) { job_->OnWorkerExit(event); });
     supervisor_ = std::make_unique<Supervisor>(
-        *tapped_group_, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
-                                         .max_restarts = options_.max_restarts,
-                                         // torchrun's teardown: SIGTERM, then SIGKILL after
-                                         // the shutdown timeout.
-                                         .stop_signal = SIGTERM});
+        *tapped_group_,
+        SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
+                         .max_restarts = options_.max_restarts,
+                         // torchrun's teardown: SIGTERM, then SIGKILL after
+                         // the shutdown timeout.
+                         .stop_signal = SIGTERM,
+                         .before_failure_teardown = [this](std::function<void()> proceed) {
+                           job_->BeforeFailureTeardown(std::move(proceed));
+                         }});
     signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
                                              [this](int signo) { OnSignal(signo); });
     if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {

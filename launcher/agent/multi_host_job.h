@@ -28,6 +28,7 @@ class MultiHostJob final : public Job {
   void Rendezvous(Ready ready, Failed failed) override;
   void CancelRendezvous() override { session_.CancelJoin(); }
   void OnWorkerExit(const WorkerExitEvent& event) override;
+  void BeforeFailureTeardown(std::function<void()> proceed) override;
   void OnSignal(int signo) override;
   void OnAgentFailure(const std::string& message) override;
   void Conclude(const AttemptResult& result, Decided decided) override;
