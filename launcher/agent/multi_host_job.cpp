@@ -33,6 +33,7 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
     : io_(io),
       hooks_(std::move(hooks)),
       max_restarts_(options.max_restarts),
+      nproc_per_node_(options.nproc_per_node),
       session_(io, Plan(options, hostname), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
@@ -46,7 +47,8 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   std::unique_ptr<StoreServer> store;
   if (plan.host_store) {
     try {
-      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say);
+      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
+                         nproc_per_node_);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;

@@ -43,6 +43,7 @@ class MultiHostJob final : public Job {
   boost::asio::io_context& io_;
   JobHooks hooks_;
   int max_restarts_;
+  int nproc_per_node_;
   MultiHostSession session_;
   std::string master_addr_;
   int master_port_ = 0;
