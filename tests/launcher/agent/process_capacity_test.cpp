@@ -5,7 +5,8 @@
 namespace cpplaunch {
 namespace {
 
-TEST_CASE("--nproc-per-node within every PID limit is fine", "[launcher][process_capacity]") {
+TEST_CASE("ProcessCapacityProblem: --nproc-per-node within every PID limit is fine",
+          "[launcher][process_capacity]") {
   posix::PidLimits limits;
   CHECK_FALSE(ProcessCapacityProblem(100000, limits));  // no limit known: nothing to judge
   limits.pid_max_free = 30000;
@@ -15,7 +16,7 @@ TEST_CASE("--nproc-per-node within every PID limit is fine", "[launcher][process
   CHECK_FALSE(ProcessCapacityProblem(1000, limits));
 }
 
-TEST_CASE("--nproc-per-node above a PID limit names the tightest one",
+TEST_CASE("ProcessCapacityProblem: --nproc-per-node above a PID limit names the tightest one",
           "[launcher][process_capacity]") {
   posix::PidLimits limits;
   limits.pid_max_free = 30000;
