@@ -13,6 +13,7 @@
 #include "launcher/agent/agent.h"
 #include "launcher/cli/options.h"
 #include "launcher/process/job_sentinel.h"
+#include "launcher/process/posix_sys.h"
 #include "worker_env/env_map.h"
 
 extern char** environ;
@@ -69,6 +70,9 @@ int main(int argc, char** argv) {
   // A console reader that goes away (`cpplaunch ... | head`) must not kill the agent and
   // orphan the job: writes then fail with EPIPE instead. Workers get default dispositions.
   std::signal(SIGPIPE, SIG_IGN);
+  // The store's connections, the workers' pipes and log files share one descriptor table; a
+  // soft limit of 1,024 is common and far below the hard one. Workers get the original back.
+  posix::RaiseFileLimit();
   try {
     // Before any thread or socket exists: the sentinel kills the job if this process dies.
     std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
