@@ -85,6 +85,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool Apply(StoreSession& session, Request& request);
   bool AgentHandshake(StoreSession& session, Request& request);
   bool PeerAllowed(const tcp::socket& socket);
+  void ReleaseClearedKeys();
   void Warn(RateLimitedLog& log, const std::string& line);
   void Deliver(ConnId requester, const TableEffects& effects);
   void QueueTo(ConnId conn, std::string_view bytes);
@@ -411,6 +412,7 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
     case Command::kClearWorkerKeys:
       effects_.Clear();
       EncodeI64(workers_.Clear(&effects_), &effects_.reply);
+      ReleaseClearedKeys();
       return true;
     default:
       (session.agent() ? agents_ : workers_).Apply(session.id(), request, &effects_);
@@ -441,6 +443,15 @@ bool StoreServerImpl::AgentHandshake(StoreSession& session, Request& request) {
   }
   session.set_agent();
   return true;
+}
+
+// Frees what CLEAR_WORKER_KEYS set aside, a slice per turn of the loop (a few milliseconds
+// each), so other clients and the agent's supervision are served in between.
+void StoreServerImpl::ReleaseClearedKeys() {
+  constexpr size_t kReleaseSlice = 8192;
+  asio::post(io_, [self = shared_from_this()] {
+    if (self->workers_.ReleaseSome(kReleaseSlice)) self->ReleaseClearedKeys();
+  });
 }
 
 bool StoreServerImpl::PeerAllowed(const tcp::socket& socket) {
