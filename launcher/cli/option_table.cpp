@@ -26,8 +26,7 @@ constexpr std::array kTable = {
     OptionSpec{O::kRdzvId, "--rdzv-id", "--rdzv_id", "", K::kString, "", true, "none",
                "user-defined job id (TORCHELASTIC_RUN_ID)"},
     OptionSpec{O::kRdzvConf, "--rdzv-conf", "--rdzv_conf", "", K::kString, "", true, "",
-               "extra rendezvous settings, k1=v1,k2=v2 (secret_file, allowed_peers: "
-               "docs/security.md)"},
+               "extra rendezvous settings, k1=v1,k2=v2"},
     OptionSpec{O::kStandalone, "--standalone", "", "", K::kFlag, "", true, "off",
                "one node: a free port and a fresh run id"},
     OptionSpec{O::kMaxRestarts, "--max-restarts", "--max_restarts", "", K::kInt, "", true, "0",
