@@ -267,11 +267,25 @@ int64_t KvTable::Clear(TableEffects* effects) {
       effects->notices.push_back(std::move(notice));
     }
   }
-  // Swapped out rather than cleared: the buckets of 140,000 keys are released too.
-  Map<Bytes>().swap(data_);
-  Map<std::deque<Bytes>>().swap(queues_);
+  // Set aside rather than cleared: the new maps start small, and the old ones are freed in slices.
+  cleared_keys_.push_back(std::exchange(data_, {}));
+  cleared_queues_.push_back(std::exchange(queues_, {}));
   owners_.ReleaseAll();
   return count;
+}
+
+bool KvTable::ReleaseSome(size_t max_entries) {
+  auto release = [&max_entries](auto& maps) {
+    while (!maps.empty() && max_entries > 0) {
+      auto& map = maps.back();
+      // erase(begin()) is O(1): the nodes form one list that begin() heads.
+      for (; !map.empty() && max_entries > 0; --max_entries) map.erase(map.begin());
+      if (map.empty()) maps.pop_back();
+    }
+  };
+  release(cleared_keys_);
+  release(cleared_queues_);
+  return !cleared_keys_.empty() || !cleared_queues_.empty();
 }
 
 void KvTable::Append(Request& request, TableEffects* effects) {

@@ -51,8 +51,12 @@ class KvTable {
   void Disconnect(ConnId conn, TableEffects* effects = nullptr);
   // Deletes every key and queue (CLEAR_WORKER_KEYS), however many, without listing them; returns
   // how many there were. Watchers of deleted keys get KEY_DELETED in *effects (not cleared);
-  // pending waits stay registered. O(number of keys).
+  // pending waits stay registered. O(watched keys): the entries are only set aside, and
+  // ReleaseSome() frees them.
   int64_t Clear(TableEffects* effects);
+  // Frees up to `max_entries` entries that Clear() set aside; true while some remain. The server
+  // calls it in turns of its loop, so that freeing 140,000 keys never holds the loop.
+  bool ReleaseSome(size_t max_entries);
 
   // Inspection (tests, stats).
   size_t num_keys() const { return data_.size(); }
@@ -124,6 +128,8 @@ class KvTable {
   Map<std::vector<ConnId>> watchers_;                             // legacy WATCH_KEY
   std::unordered_map<ConnId, std::vector<std::string>> watched_;  // for Disconnect
   OwnerTable owners_;                                             // CLAIM and WILL
+  std::vector<Map<Bytes>> cleared_keys_;                          // Clear() -> ReleaseSome()
+  std::vector<Map<std::deque<Bytes>>> cleared_queues_;
 };
 
 // Parses `text` as C++ std::stoll does (leading whitespace, optional sign, decimal digits,

@@ -54,6 +54,19 @@ constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
   throw StoreBindError(message, ec == asio::error::address_in_use);
 }
 
+// The peer's address for messages and the allow-list. A dual-stack port sees IPv4 peers as
+// ::ffff:a.b.c.d; they are named (and matched) as IPv4.
+std::string PeerText(const tcp::socket& socket) {
+  error_code ec;
+  auto peer = socket.remote_endpoint(ec);
+  if (ec) return "an unknown peer";
+  auto ip = peer.address();
+  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) {
+    ip = asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
+  }
+  return ip.to_string();
+}
+
 }  // namespace
 
 class StoreSession;
@@ -85,6 +98,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool Apply(StoreSession& session, Request& request);
   bool AgentHandshake(StoreSession& session, Request& request);
   bool PeerAllowed(const tcp::socket& socket);
+  void ReleaseClearedKeys();
   void Warn(RateLimitedLog& log, const std::string& line);
   void Deliver(ConnId requester, const TableEffects& effects);
   void QueueTo(ConnId conn, std::string_view bytes);
@@ -123,11 +137,7 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string& nonce() { return nonce_; }
   bool agent() const { return agent_; }
   void set_agent() { agent_ = true; }
-  std::string peer_address() const {
-    error_code ec;
-    auto endpoint = socket_.remote_endpoint(ec);
-    return ec ? "an unknown peer" : endpoint.address().to_string();
-  }
+  std::string peer_address() const { return PeerText(socket_); }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
   size_t queued() const { return out_.size() + writing_.size(); }
@@ -411,6 +421,7 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
     case Command::kClearWorkerKeys:
       effects_.Clear();
       EncodeI64(workers_.Clear(&effects_), &effects_.reply);
+      ReleaseClearedKeys();
       return true;
     default:
       (session.agent() ? agents_ : workers_).Apply(session.id(), request, &effects_);
@@ -443,19 +454,22 @@ bool StoreServerImpl::AgentHandshake(StoreSession& session, Request& request) {
   return true;
 }
 
+// Frees what CLEAR_WORKER_KEYS set aside, a slice per turn of the loop (a few milliseconds
+// each), so other clients and the agent's supervision are served in between.
+void StoreServerImpl::ReleaseClearedKeys() {
+  constexpr size_t kReleaseSlice = 8192;
+  asio::post(io_, [self = shared_from_this()] {
+    if (self->workers_.ReleaseSome(kReleaseSlice)) self->ReleaseClearedKeys();
+  });
+}
+
 bool StoreServerImpl::PeerAllowed(const tcp::socket& socket) {
   if (options_.allowed_peers.empty()) return true;
-  error_code ec;
-  auto peer = socket.remote_endpoint(ec);
-  auto ip = peer.address();
-  // A dual-stack port sees IPv4 peers as ::ffff:a.b.c.d; they are named (and matched) as IPv4.
-  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) {
-    ip = asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
-  }
-  const std::string address = ec ? "" : ip.to_string();
-  if (!ec && cpplaunch::PeerAllowed(options_.allowed_peers, address)) return true;
-  Warn(refused_peers_, "refused a connection from " + (ec ? "an unknown peer" : address) +
-                           ": not in the store's allowed_peers");
+  // An unknown peer ("an unknown peer" is no address) is refused too.
+  const std::string address = PeerText(socket);
+  if (cpplaunch::PeerAllowed(options_.allowed_peers, address)) return true;
+  Warn(refused_peers_,
+       "refused a connection from " + address + ": not in the store's allowed_peers");
   return false;
 }
 

@@ -131,6 +131,10 @@ TEST_CASE("KvTable Clear deletes every key and queue, and tells watchers", "[ren
   effects.Clear();
   CHECK(table.Clear(&effects) == 1001);
   CHECK(table.num_keys() == 0);
+  // The entries set aside are freed in slices.
+  CHECK(table.ReleaseSome(600));
+  CHECK_FALSE(table.ReleaseSome(600));
+  CHECK_FALSE(table.ReleaseSome(600));
   REQUIRE(effects.notices.size() == 1);
   CHECK(effects.notices[0].conn == 2);
   CHECK(static_cast<uint8_t>(effects.notices[0].bytes[0]) == kKeyDeleted);

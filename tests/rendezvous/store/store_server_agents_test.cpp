@@ -424,8 +424,18 @@ TEST_CASE("ClearWorkerKeys deletes 140,000 worker keys in one request and keeps 
   WARN("ClearWorkerKeys of " << kKeys << " keys took "
                              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
                              << " ms");
-  worker.Send(kLegacyGetNumKeys);
-  CHECK(ToHex(worker.Receive(8)) == "00 00 00 00 00 00 00 00");
+  // The cleared entries are freed in slices: another client's requests meanwhile are answered
+  // without waiting for all of them.
+  auto slowest = Clock::duration::zero();
+  for (int i = 0; i < 50; ++i) {
+    const auto asked = Clock::now();
+    worker.Send(kLegacyGetNumKeys);
+    CHECK(ToHex(worker.Receive(8)) == "00 00 00 00 00 00 00 00");
+    slowest = std::max(slowest, Clock::now() - asked);
+  }
+  WARN("slowest GETNUMKEYS while the keys were freed: "
+       << std::chrono::duration_cast<std::chrono::microseconds>(slowest).count() << " us");
+  CHECK(slowest < 100ms);
   CHECK(server.OnLoop([](StoreServer& s) { return s.agent_key_count(); }) == 1);
 }
 
