@@ -50,7 +50,7 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   if (plan.host_store) {
     try {
       store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
-                         plan.security, nproc_per_node_);
+                         nproc_per_node_, plan.security);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;

@@ -16,13 +16,13 @@ namespace cpplaunch {
 
 // Listens on `addr`:`port` only. When the user did not choose the port (`port_was_chosen`
 // false) and it is busy, the store listens on a free port instead and `say` tells why.
-// `security`: the agents' secret and the allowed peer networks (docs/security.md).
 // Throws StoreBindError otherwise. The store takes at most StoreConnectionCap(the soft
-// RLIMIT_NOFILE now, nproc_per_node) connections.
+// RLIMIT_NOFILE now, nproc_per_node) connections. `security`: the agents' secret and the
+// allowed peer networks (docs/security.md).
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
                                         int port, bool port_was_chosen,
                                         const std::function<void(const std::string&)>& say,
-                                        const StoreSecurity& security = {}, int nproc_per_node = 1);
+                                        int nproc_per_node = 1, const StoreSecurity& security = {});
 
 // Descriptors the agent keeps for itself below its limit: the console, the loop, signals, the
 // sentinel, its own store clients and listening socket (kFileReserveBase), and per worker its
