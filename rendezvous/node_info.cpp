@@ -61,6 +61,7 @@ std::string NodeInfo::Encode() const {
       .AddInt("nnodes_min", nnodes_min)
       .AddInt("nnodes_max", nnodes_max)
       .AddInt("max_restarts", max_restarts);
+  if (worker_store_port != 0) out.AddInt("worker_store_port", worker_store_port);
   return out.text();
 }
 
@@ -81,6 +82,10 @@ std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* err
       !fields->GetInt("nnodes_min", &info.nnodes_min, error) ||
       !fields->GetInt("nnodes_max", &info.nnodes_max, error) ||
       !fields->GetInt("max_restarts", &info.max_restarts, error)) {
+    return std::nullopt;
+  }
+  if (!fields->Text("worker_store_port").empty() &&
+      !fields->GetInt("worker_store_port", &info.worker_store_port, error)) {
     return std::nullopt;
   }
   return info;

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "launcher/agent/free_port.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/agent/start_store.h"
 #include "rendezvous/store/endpoint.h"
@@ -11,11 +12,15 @@
 namespace cpplaunch {
 namespace {
 
-MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname) {
+MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
+                   const std::string& hostname) {
   std::string error;
   auto plan =
       PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error);
   if (!plan) throw std::runtime_error(error);
+  // Every agent offers a port; group rank 0's is the one its rank-0 worker will use.
+  if (options.worker_store == WorkerStore::kRank0)
+    plan->rendezvous.self.worker_store_port = FreeTcpPort(io);
   return std::move(*plan);
 }
 
@@ -26,7 +31,8 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
     : io_(io),
       hooks_(std::move(hooks)),
       max_restarts_(options.max_restarts),
-      session_(io, Plan(options, hostname), hooks_.say) {
+      worker_store_(options.worker_store),
+      session_(io, Plan(io, options, hostname), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
 }
@@ -75,9 +81,14 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
                     std::to_string(round.group_world_size()) + ", world size " +
                     std::to_string(layout_.world_size) + ", restart count " +
                     std::to_string(restart_count_));
+        auto master = WorkerMaster(round, &error);
+        if (!master) {
+          OnAgentFailure(error);
+          return failed("error: " + error);
+        }
         stop_requested_ = false;
         session_.OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
-        ready(Round{layout_, restart_count_, master_addr_, master_port_});
+        ready(Round{layout_, restart_count_, master->first, master->second});
       },
       [this, failed](const std::string& message) {
         if (interrupted_by_ != 0) {
@@ -85,6 +96,21 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
         }
         failed("error: " + message);
       });
+}
+
+// rank0: group rank 0's agent advertised its address and a free port in its node record.
+std::optional<std::pair<std::string, int>> MultiHostJob::WorkerMaster(const RendezvousResult& round,
+                                                                      std::string* error) const {
+  const bool rank0 = worker_store_ == WorkerStore::kRank0;
+  const NodeInfo& first = round.nodes.front();
+  if (rank0 != (first.worker_store_port != 0)) {
+    *error = "hosts disagree about --worker-store: this host has " +
+             std::string(rank0 ? "rank0" : "agent") + ", node rank 0 (" + first.Label() + ") has " +
+             (rank0 ? "agent" : "rank0");
+    return std::nullopt;
+  }
+  if (!rank0) return std::make_pair(master_addr_, master_port_);
+  return std::make_pair(first.addr, first.worker_store_port);
 }
 
 // The first failure not caused by a teardown is this host's news for the others; it goes out

@@ -29,6 +29,12 @@
 
 namespace cpplaunch {
 
+// --worker-store: which store the workers' init_process_group("env://") uses.
+enum class WorkerStore {
+  kAgent,  // the agent's (TORCHELASTIC_USE_AGENT_STORE=True), as torchrun >= 2.4
+  kRank0,  // worker rank 0 hosts it on a free MASTER_PORT (=False), as torchrun before 2.4
+};
+
 // Where an option's value came from.
 enum class OptionSource { kDefault, kEnvironment, kCommandLine };
 
@@ -71,6 +77,7 @@ struct LaunchOptions {
   std::vector<int> signals_to_handle;         // the recognised signals of that list
   std::chrono::seconds shutdown_timeout{30};  // >= 0
   bool virtual_local_rank = false;
+  WorkerStore worker_store = WorkerStore::kAgent;
 
   std::string training_script;
   std::vector<std::string> training_script_args;
