@@ -101,16 +101,18 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
 // rank0: group rank 0's agent advertised its address and a free port in its node record.
 std::optional<std::pair<std::string, int>> MultiHostJob::WorkerMaster(const RendezvousResult& round,
                                                                       std::string* error) const {
+  // Every host checks every record, so all of them fail at once rather than wait for a peer.
   const bool rank0 = worker_store_ == WorkerStore::kRank0;
-  const NodeInfo& first = round.nodes.front();
-  if (rank0 != (first.worker_store_port != 0)) {
+  for (size_t node_rank = 0; node_rank < round.nodes.size(); ++node_rank) {
+    const NodeInfo& node = round.nodes[node_rank];
+    if (rank0 == (node.worker_store_port != 0)) continue;
     *error = "hosts disagree about --worker-store: this host has " +
-             std::string(rank0 ? "rank0" : "agent") + ", node rank 0 (" + first.Label() + ") has " +
-             (rank0 ? "agent" : "rank0");
+             std::string(rank0 ? "rank0" : "agent") + ", node rank " + std::to_string(node_rank) +
+             " (" + node.Label() + ") has " + (rank0 ? "agent" : "rank0");
     return std::nullopt;
   }
   if (!rank0) return std::make_pair(master_addr_, master_port_);
-  return std::make_pair(first.addr, first.worker_store_port);
+  return std::make_pair(round.nodes.front().addr, round.nodes.front().worker_store_port);
 }
 
 // The first failure not caused by a teardown is this host's news for the others; it goes out

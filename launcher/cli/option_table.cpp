@@ -82,7 +82,7 @@ constexpr std::array kTable = {
                "", true, "off", "LOCAL_RANK=0; CUDA_VISIBLE_DEVICES = its GPU"},
     // cpplaunch's own: rank0 lets PyTorch builds without libuv (Debian's 2.6) run DDP.
     OptionSpec{O::kWorkerStore, "--worker-store", "--worker_store", "", K::kString, "agent,rank0",
-               true, "agent", "workers' store: the agent's, or rank 0's (USE_LIBUV=0)"},
+               true, "agent", "workers' store: the agent's, or rank 0's"},
 };
 
 }  // namespace
