@@ -15,6 +15,7 @@
 #include "launcher/agent/failure_report.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/agent/job.h"
+#include "launcher/agent/libuv_hint.h"
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_job.h"
 #include "launcher/agent/process_capacity.h"
@@ -273,6 +274,7 @@ class Agent::Impl {
       summary += "cpplaunch: log file cut short: " + cut.path.string() + " (" + cut.error + ")\n";
     }
     err_.Write(summary);
+    SayLibuvHint(failures, result.restart_count);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
         WriteErrorFile(*path,
@@ -281,6 +283,18 @@ class Agent::Impl {
         Say("cannot write the error file " + *path + ": " + e.what());
       }
     }
+  }
+
+  // Workers that failed by themselves (not stopped by the teardown), all with PyTorch's
+  // "built without libuv" error: one line on the way out.
+  void SayLibuvHint(const std::vector<WorkerFailure>& failures, int restart_count) {
+    std::vector<std::string> texts;
+    for (const WorkerFailure& failure : failures) {
+      if (failure.record.killed_by_teardown) continue;
+      texts.push_back(
+          FailureText(failure, log_dir_->StderrLog(restart_count, failure.record.local_rank)));
+    }
+    if (auto hint = LibuvHint(texts, options_.worker_store)) Say(*hint);
   }
 
   // One line on the agent's stderr, in order with the workers' tee'd lines.

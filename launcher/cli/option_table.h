@@ -43,6 +43,7 @@ enum class OptionId {
   kShutdownTimeout,
   kVirtualLocalRank,
   kEngine,
+  kWorkerStore,
   kHelp,
 };
 

@@ -29,6 +29,12 @@
 
 namespace cpplaunch {
 
+// --worker-store: which store the workers' init_process_group("env://") uses.
+enum class WorkerStore {
+  kAgent,  // the agent's (TORCHELASTIC_USE_AGENT_STORE=True), as torchrun >= 2.4
+  kRank0,  // worker rank 0 hosts it on a free MASTER_PORT (=False), as torchrun before 2.4
+};
+
 // Where an option's value came from.
 // kEngine: detected from the job's engine (engine_options.h) and treated as given.
 enum class OptionSource { kDefault, kEnvironment, kCommandLine, kEngine };
@@ -73,6 +79,7 @@ struct LaunchOptions {
   std::chrono::seconds shutdown_timeout{30};  // >= 0
   bool virtual_local_rank = false;
   std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
+  WorkerStore worker_store = WorkerStore::kAgent;
 
   std::string training_script;
   std::vector<std::string> training_script_args;

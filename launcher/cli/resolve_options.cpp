@@ -152,6 +152,13 @@ std::chrono::seconds ResolveShutdownTimeout(const RawValues& raw, const EnvMap& 
   return std::chrono::seconds(seconds);
 }
 
+// The command line's value passed the choices check already; PET_WORKER_STORE did not.
+WorkerStore ResolveWorkerStore(const std::string& text) {
+  if (text == "agent") return WorkerStore::kAgent;
+  if (text == "rank0") return WorkerStore::kRank0;
+  ValueError("--worker-store " + text + ": need agent or rank0");
+}
+
 void CheckBackend(const LaunchOptions& o) {
   if (o.standalone) return;  // torchrun replaces the backend with c10d before looking it up
   for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2"}) {
@@ -222,6 +229,7 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   warnings.insert(warnings.end(), signals.warnings.begin(), signals.warnings.end());
   o.shutdown_timeout = ResolveShutdownTimeout(raw, env);
   o.virtual_local_rank = FlagOf(raw, OptionId::kVirtualLocalRank);
+  o.worker_store = ResolveWorkerStore(TextOr(raw, OptionId::kWorkerStore));
   o.module = FlagOf(raw, OptionId::kModule);
   o.no_python = FlagOf(raw, OptionId::kNoPython);
   o.run_path = FlagOf(raw, OptionId::kRunPath);

@@ -511,5 +511,19 @@ TEST_CASE("warnings given before a value error are kept") {
   CHECK(r.warnings[0].find("SIGNOPE") != std::string::npos);
 }
 
+TEST_CASE("worker store: agent by default, rank0 from the command line or PET_WORKER_STORE") {
+  CHECK(Ok({"s"}).worker_store == WorkerStore::kAgent);
+  CHECK(Ok({"--worker-store=rank0", "s"}).worker_store == WorkerStore::kRank0);
+  CHECK(Ok({"--worker_store", "rank0", "s"}).worker_store == WorkerStore::kRank0);
+  CHECK(Ok({"s"}, {{"PET_WORKER_STORE", "rank0"}}).worker_store == WorkerStore::kRank0);
+  CHECK(Ok({"--worker-store=agent", "s"}, {{"PET_WORKER_STORE", "rank0"}}).worker_store ==
+        WorkerStore::kAgent);
+  CHECK(UsageError({"--worker-store=rank1", "s"}) ==
+        "argument --worker-store/--worker_store: invalid choice: 'rank1' (choose from 'agent', "
+        "'rank0')");
+  CHECK(ValueError({"s"}, {{"PET_WORKER_STORE", "master"}}) ==
+        "--worker-store master: need agent or rank0");
+}
+
 }  // namespace
 }  // namespace cpplaunch
