@@ -1,6 +1,6 @@
 """cpplaunch under a real Slurm: slurmctld and two slurmd (Debian's slurm-wlm) on this machine.
 
-usage: slurm_test.py CPPLAUNCH [case ...]        cases: ddp, scancel, usr1 (default: all)
+usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp, scancel, usr1, batch_usr1 (default: all)
 
 The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1 and
 n2 for the slurmd), joined by veth through a bridge in a fourth namespace, with addresses in
@@ -339,10 +339,15 @@ def case_ddp(cpplaunch, cluster, report):
     check(len({r[4] for r in lines}) == 1, f"replicas differ: {lines}\n{out}")
 
 
-def sbatch(cluster, stamps, cpplaunch_args, mode_args, extra_env=None):
+def sbatch(cluster, stamps, cpplaunch_args, mode_args, extra_env=None, relay_usr1=False):
     out_path = os.path.join(stamps.dir, "job-%j.out")
     srun = shlex.join(["srun", "-N2", "--ntasks-per-node=1", *cpplaunch_args, WORKER, *mode_args])
     script = f"{srun}; echo \"srun exit=$?\""
+    if relay_usr1:
+        # The user guide's batch script for --signal=B:USR1: only the shell gets the notice;
+        # it passes it to srun, which passes it to its tasks.
+        script = (f"{srun} & pid=$!; trap 'kill -USR1 $pid' USR1; wait $pid; wait $pid; "
+                  f"echo \"srun exit=$?\"")
     _, out = cluster.client(["sbatch", "-N2", "-o", out_path, "--wrap", script],
                             extra_env={**stamps.env(), **(extra_env or {})})
     match = re.search(r"Submitted batch job (\d+)", out)
@@ -430,7 +435,34 @@ def case_usr1(cpplaunch, cluster, report):
         stamps.close()
 
 
-CASES = {"ddp": case_ddp, "scancel": case_scancel, "usr1": case_usr1}
+def case_batch_usr1(cpplaunch, cluster, report):
+    """scancel --batch --signal=USR1 (what --signal=B:USR1@N sends at its time) to a batch
+    script that relays it to srun: every worker gets it once, the job ends 0."""
+    stamps = Stamps()
+    try:
+        job_id, out_path = sbatch(
+            cluster, stamps,
+            [*launcher(cpplaunch), "--nproc-per-node=2", "--forward-signals=SIGUSR1"],
+            ["wait", "60"], relay_usr1=True)
+        stamps.wait_for([f"started-{r}" for r in range(4)], 60, "workers did not start")
+        cluster.client(["scancel", "--batch", "--signal=USR1", job_id])
+        stamps.wait_for([f"usr1-{r}" for r in range(4)], 10, "SIGUSR1 did not reach every worker")
+        state, exit_code = cluster.wait_job_done(job_id, 30)
+        with open(out_path) as f:
+            output = f.read()
+        counts = [len(stamps.read(f"usr1-{rank}").splitlines()) for rank in range(4)]
+        check(counts == [1, 1, 1, 1], f"SIGUSR1 per worker: {counts}\n{output}")
+        check("srun exit=0" in output, f"srun did not exit 0:\n{output}")
+        check(state == "COMPLETED" and exit_code == "0:0", f"job {state} {exit_code}\n{output}")
+        check(stamps.leftovers() == [], f"left running: {stamps.leftovers()}")
+    finally:
+        for pid in stamps.leftovers():
+            os.kill(pid, signal.SIGKILL)
+        stamps.close()
+
+
+CASES = {"ddp": case_ddp, "scancel": case_scancel, "usr1": case_usr1,
+         "batch_usr1": case_batch_usr1}
 
 
 def main():
