@@ -1,6 +1,6 @@
 """cpplaunch under a real Slurm: slurmctld and two slurmd (Debian's slurm-wlm) on this machine.
 
-usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp, scancel, usr1, batch_usr1 (default: all)
+usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp scancel killwait usr1 batch_usr1 (default: all)
 
 The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1 and
 n2 for the slurmd), joined by veth through a bridge in a fourth namespace, with addresses in
@@ -365,44 +365,57 @@ def agent_pids(stamps):
     return agents
 
 
-def case_scancel(cpplaunch, cluster, report):
-    """sbatch + scancel: SIGTERM to each task; every agent tears its workers down (they ignore
-    SIGTERM: SIGKILL after --shutdown-timeout, inside KillWait) and nothing is left anywhere."""
+def scancel_and_watch(cpplaunch, cluster, report, shutdown_timeout):
+    """sbatch a job whose workers ignore SIGTERM, scancel it, and wait until every worker and
+    agent is gone: (seconds it took, the job's output, its final state)."""
     stamps = Stamps()
     try:
         job_id, out_path = sbatch(
             cluster, stamps,
-            [*launcher(cpplaunch), "--nproc-per-node=2",
-             f"--shutdown-timeout={SHUTDOWN_TIMEOUT}"], ["wait", "120"],
-            extra_env={"SW_IGNORE_TERM": "1"})
+            [*launcher(cpplaunch), "--nproc-per-node=2", f"--shutdown-timeout={shutdown_timeout}"],
+            ["wait", "120"], extra_env={"SW_IGNORE_TERM": "1"})
         stamps.wait_for([f"started-{r}" for r in range(4)], 60, "workers did not start")
         workers = [int(stamps.read(f"started-{r}")) for r in range(4)]
         agents = agent_pids(stamps)
         check(len(agents) == 2, f"expected two agents, found {agents}")
+        everyone = workers + list(agents)
         cancelled = time.time()
         cluster.client(["scancel", job_id])
         deadline = cancelled + KILL_WAIT + 10
-        while time.time() < deadline and any(alive(p) for p in workers + list(agents)):
+        while time.time() < deadline and any(alive(p) for p in everyone):
             time.sleep(0.05)
         gone = time.time() - cancelled
-        report(f"scancel -> every worker and agent gone: {gone:.2f} s "
-               f"(workers ignore SIGTERM; --shutdown-timeout={SHUTDOWN_TIMEOUT}, "
-               f"KillWait={KILL_WAIT})")
+        report(f"scancel -> every worker and agent gone: {gone:.2f} s (workers ignore SIGTERM; "
+               f"--shutdown-timeout={shutdown_timeout}, KillWait={KILL_WAIT})")
         state, _ = cluster.wait_job_done(job_id, 30)
         with open(out_path) as f:
             output = f.read()
-        check(not any(alive(p) for p in workers + list(agents)),
-              f"still alive after {gone:.1f} s: {[p for p in workers + list(agents) if alive(p)]}"
-              f"\n{output}")
-        check(gone < SHUTDOWN_TIMEOUT + 2.5, f"teardown took {gone:.1f} s\n{output}")
+        check(not any(alive(p) for p in everyone),
+              f"still alive after {gone:.1f} s: {[p for p in everyone if alive(p)]}\n{output}")
         check(state == "CANCELLED", f"job state {state}\n{output}")
-        # The first agent to get it may stop the other one's round before its own SIGTERM.
-        check("received SIGTERM; forwarding it to the workers" in output, output)
         check(stamps.leftovers() == [], f"left running: {stamps.leftovers()}\n{output}")
+        return gone, output
     finally:
         for pid in stamps.leftovers():
             os.kill(pid, signal.SIGKILL)
         stamps.close()
+
+
+def case_scancel(cpplaunch, cluster, report):
+    """sbatch + scancel: SIGTERM to each task; every agent tears its workers down (they ignore
+    SIGTERM: SIGKILL after --shutdown-timeout, inside KillWait) and nothing is left anywhere."""
+    gone, output = scancel_and_watch(cpplaunch, cluster, report, SHUTDOWN_TIMEOUT)
+    check(gone < SHUTDOWN_TIMEOUT + 2.5, f"teardown took {gone:.1f} s\n{output}")
+    # The first agent to get it may stop the other one's round before its own SIGTERM.
+    check("received SIGTERM; forwarding it to the workers" in output, output)
+
+
+def case_killwait(cpplaunch, cluster, report):
+    """--shutdown-timeout longer than KillWait: Slurm SIGKILLs the agents (their process
+    groups, with proctrack/pgid) while their workers still ignore SIGTERM; the agents' sentinels
+    and the workers' parent-death signal still leave nothing behind."""
+    gone, output = scancel_and_watch(cpplaunch, cluster, report, 60)
+    check(KILL_WAIT - 1.5 < gone < KILL_WAIT + 3, f"gone after {gone:.1f} s\n{output}")
 
 
 def case_usr1(cpplaunch, cluster, report):
@@ -461,8 +474,8 @@ def case_batch_usr1(cpplaunch, cluster, report):
         stamps.close()
 
 
-CASES = {"ddp": case_ddp, "scancel": case_scancel, "usr1": case_usr1,
-         "batch_usr1": case_batch_usr1}
+CASES = {"ddp": case_ddp, "scancel": case_scancel, "killwait": case_killwait,
+         "usr1": case_usr1, "batch_usr1": case_batch_usr1}
 
 
 def main():
