@@ -43,6 +43,7 @@ enum class OptionId {
   kForwardSignals,  // cpplaunch's own
   kShutdownTimeout,
   kVirtualLocalRank,
+  kEngine,
   kHelp,
 };
 

@@ -293,6 +293,10 @@ class Stamps:
         with open(os.path.join(self.dir, name)) as f:
             return f.read()
 
+    def task_outputs(self):
+        """What each task (each node's cpplaunch and its workers) wrote, task 0 first."""
+        return [self.read(f"task-{t}.out") for t in range(2)]
+
     def wait_for(self, names, timeout, what):
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -312,11 +316,9 @@ class Stamps:
 # ---- cases ------------------------------------------------------------------------------------
 
 def launcher(cpplaunch):
-    """How a task starts cpplaunch. Until cpplaunch detects Slurm by itself, the glue users
-    write by hand: nnodes and node rank from the step, the first node as the master."""
-    glue = ('exec "$0" --nnodes="$SLURM_NNODES" --node-rank="$SLURM_NODEID" '
-            '--master-addr=n1 --master-port=29500 "$@"')
-    return ["sh", "-c", glue, cpplaunch]
+    """How a task starts cpplaunch: no flag for nodes, ranks or the rendezvous; cpplaunch
+    reads them from the step (docs/engines/slurm.md)."""
+    return [cpplaunch]
 
 
 def case_ddp(cpplaunch, cluster, report):
@@ -337,11 +339,18 @@ def case_ddp(cpplaunch, cluster, report):
         check(group_rank == str(int(rank) // 2) and node == NODES[int(rank) // 2],
               f"rank {rank} on {node} has group rank {group_rank}\n{out}")
     check(len({r[4] for r in lines}) == 1, f"replicas differ: {lines}\n{out}")
+    for node_id in range(2):
+        check(re.search(rf"cpplaunch: Slurm step \d+\.0: 2 nodes, this is node {node_id}, "
+                        rf"rendezvous on n1:\d+", out), f"no detection line of node {node_id}\n{out}")
 
 
 def sbatch(cluster, stamps, cpplaunch_args, mode_args, extra_env=None, relay_usr1=False):
+    """Submits a batch job whose srun step runs cpplaunch on both nodes; each task's output
+    goes to task-<n>.out, written by slurmstepd (srun's own relay stops at a cancel)."""
     out_path = os.path.join(stamps.dir, "job-%j.out")
-    srun = shlex.join(["srun", "-N2", "--ntasks-per-node=1", *cpplaunch_args, WORKER, *mode_args])
+    srun = shlex.join(["srun", "-N2", "--ntasks-per-node=1", "-o",
+                       os.path.join(stamps.dir, "task-%t.out"), *cpplaunch_args, WORKER,
+                       *mode_args])
     script = f"{srun}; echo \"srun exit=$?\""
     if relay_usr1:
         # The user guide's batch script for --signal=B:USR1: only the shell gets the notice;
@@ -394,7 +403,7 @@ def scancel_and_watch(cpplaunch, cluster, report, shutdown_timeout):
               f"still alive after {gone:.1f} s: {[p for p in everyone if alive(p)]}\n{output}")
         check(state == "CANCELLED", f"job state {state}\n{output}")
         check(stamps.leftovers() == [], f"left running: {stamps.leftovers()}\n{output}")
-        return gone, output
+        return gone, output, stamps.task_outputs()
     finally:
         for pid in stamps.leftovers():
             os.kill(pid, signal.SIGKILL)
@@ -404,17 +413,18 @@ def scancel_and_watch(cpplaunch, cluster, report, shutdown_timeout):
 def case_scancel(cpplaunch, cluster, report):
     """sbatch + scancel: SIGTERM to each task; every agent tears its workers down (they ignore
     SIGTERM: SIGKILL after --shutdown-timeout, inside KillWait) and nothing is left anywhere."""
-    gone, output = scancel_and_watch(cpplaunch, cluster, report, SHUTDOWN_TIMEOUT)
+    gone, output, tasks = scancel_and_watch(cpplaunch, cluster, report, SHUTDOWN_TIMEOUT)
     check(gone < SHUTDOWN_TIMEOUT + 2.5, f"teardown took {gone:.1f} s\n{output}")
-    # The first agent to get it may stop the other one's round before its own SIGTERM.
-    check("received SIGTERM; forwarding it to the workers" in output, output)
+    for task in tasks:  # each node's agent says what it does
+        check("received SIGTERM; forwarding it to the workers; workers still running after "
+              f"{SHUTDOWN_TIMEOUT} s get SIGKILL" in task, task)
 
 
 def case_killwait(cpplaunch, cluster, report):
     """--shutdown-timeout longer than KillWait: Slurm SIGKILLs the agents (their process
     groups, with proctrack/pgid) while their workers still ignore SIGTERM; the agents' sentinels
     and the workers' parent-death signal still leave nothing behind."""
-    gone, output = scancel_and_watch(cpplaunch, cluster, report, 60)
+    gone, output, _ = scancel_and_watch(cpplaunch, cluster, report, 60)
     check(KILL_WAIT - 1.5 < gone < KILL_WAIT + 3, f"gone after {gone:.1f} s\n{output}")
 
 
@@ -440,7 +450,8 @@ def case_usr1(cpplaunch, cluster, report):
                   f"rank {rank} got SIGUSR1 {stamps.read(f'usr1-{rank}')!r}\n{output}")
         check("srun exit=0" in output, f"srun did not exit 0:\n{output}")
         check(state == "COMPLETED" and exit_code == "0:0", f"job {state} {exit_code}\n{output}")
-        check(output.count("received SIGUSR1; passed it to the workers") == 2, output)
+        for task in stamps.task_outputs():
+            check(task.count("received SIGUSR1; passed it to the workers") == 1, task)
         check(stamps.leftovers() == [], f"left running: {stamps.leftovers()}")
     finally:
         for pid in stamps.leftovers():

@@ -51,8 +51,11 @@ def wait(seconds):
     signal.signal(signal.SIGUSR1, on_usr1)
     if os.environ.get("SW_IGNORE_TERM") == "1":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    with open(os.path.join(stamps, f"started-{rank}"), "w") as f:
+    # Written whole, then renamed: the test reads the pid as soon as the name appears.
+    partial = os.path.join(stamps, f".started-{rank}")
+    with open(partial, "w") as f:
         f.write(str(os.getpid()))
+    os.rename(partial, os.path.join(stamps, f"started-{rank}"))
     deadline = time.time() + seconds
     while not got and time.time() < deadline:
         time.sleep(0.05)
