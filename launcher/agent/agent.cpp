@@ -1,5 +1,6 @@
 #include "launcher/agent/agent.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -117,8 +118,9 @@ class Agent::Impl {
                          .before_failure_teardown = [this](std::function<void()> proceed) {
                            job_->BeforeFailureTeardown(std::move(proceed));
                          }});
-    signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
-                                             [this](int signo) { OnSignal(signo); });
+    std::vector<int> watched = options_.signals_to_handle;
+    watched.insert(watched.end(), options_.forward_signals.begin(), options_.forward_signals.end());
+    signals_ = std::make_unique<SignalWatch>(io_, watched, [this](int signo) { OnSignal(signo); });
     if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {
       // torchrun prints a five-line banner; one line says the same.
       Say("OMP_NUM_THREADS is not set; setting it to 1 for each of the " +
@@ -229,6 +231,7 @@ class Agent::Impl {
   }
 
   void OnSignal(int signo) {
+    if (IsForwarded(signo)) return PassOn(signo);
     job_->OnSignal(signo);
     switch (state_) {
       case AgentState::kRunning:
@@ -247,6 +250,21 @@ class Agent::Impl {
         // this attempt knows of the signal.
         return Say("received " + SignalName(signo) + "; stopping");
     }
+  }
+
+  bool IsForwarded(int signo) const {
+    const std::vector<int>& forwarded = options_.forward_signals;
+    return std::find(forwarded.begin(), forwarded.end(), signo) != forwarded.end();
+  }
+
+  // --forward-signals (a preemption notice): the workers get it, the job runs on. Outside an
+  // attempt there is no worker to tell; the signal is dropped with a line saying so.
+  void PassOn(int signo) {
+    if (state_ == AgentState::kRunning && supervisor_->PassOn(signo)) {
+      return Say("received " + SignalName(signo) +
+                 "; passed it to the workers (--forward-signals); the job keeps running");
+    }
+    Say("received " + SignalName(signo) + " with no worker running; dropped it");
   }
 
   // ---- Reporting.

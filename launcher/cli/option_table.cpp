@@ -75,6 +75,9 @@ constexpr std::array kTable = {
     OptionSpec{O::kSignalsToHandle, "--signals-to-handle", "--signals_to_handle", "", K::kString,
                "", true, "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
                "signals forwarded to the workers, A,B,..."},
+    // cpplaunch's own, beside the list it complements.
+    OptionSpec{O::kForwardSignals, "--forward-signals", "--forward_signals", "", K::kString, "",
+               true, "none", "signals passed to the workers; the job runs on"},
     OptionSpec{O::kShutdownTimeout, "--shutdown-timeout", "--shutdown_timeout", "", K::kInt, "",
                true, "$TORCH_ELASTIC_SHUTDOWN_TIMEOUT, 30",
                "seconds between the stop signal and SIGKILL"},

@@ -40,6 +40,7 @@ enum class OptionId {
   kLogsSpecs,
   kNumaBinding,
   kSignalsToHandle,
+  kForwardSignals,  // cpplaunch's own
   kShutdownTimeout,
   kVirtualLocalRank,
   kEngine,

@@ -75,7 +75,10 @@ struct LaunchOptions {
   std::optional<std::string> logs_specs;    // torchrun plugin name; no PET_ variable
   std::optional<std::string> numa_binding;  // node/socket/exclusive/core-complex; no PET_
   std::string signals_to_handle_text = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";  // as given
-  std::vector<int> signals_to_handle;         // the recognised signals of that list
+  std::vector<int> signals_to_handle;  // the recognised signals of that list
+  // --forward-signals: passed on to every worker's process group; the job keeps running
+  // (Slurm's preemption notices). Never in signals_to_handle.
+  std::vector<int> forward_signals;
   std::chrono::seconds shutdown_timeout{30};  // >= 0
   bool virtual_local_rank = false;
   std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
