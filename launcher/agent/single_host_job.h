@@ -43,6 +43,7 @@ class SingleHostJob final : public Job {
   std::string master_addr_;
   int master_port_ = 0;
   bool port_was_chosen_ = false;
+  WorkerStore worker_store_ = WorkerStore::kAgent;
   int restart_count_ = 0;
   int interrupted_by_ = 0;
 };
