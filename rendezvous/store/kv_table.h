@@ -101,8 +101,10 @@ class KvTable {
   // Where a request applied in slices stands: `next` is the first key not yet handled.
   struct Cursor {
     size_t next = 0;
-    bool sized = false;        // MULTI_GET: every key was found and the reply size checked
-    uint64_t reply_bytes = 0;  // MULTI_GET: the size found so far
+    bool sized = false;           // MULTI_GET: every key was found and the reply size checked
+    uint64_t reply_bytes = 0;     // MULTI_GET: the size found so far
+    uint64_t offset = 0;          // MULTI_GET: bytes of the value at `next` already sent
+    const char* value = nullptr;  // MULTI_GET: that value's buffer (a replaced value moves)
   };
   struct LongRequest {
     Request request;

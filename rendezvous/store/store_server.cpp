@@ -91,6 +91,8 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void ContinueLater(StoreSession& session);
   void Deliver(StoreSession& requester);
   bool QueueTo(ConnId conn, std::string_view bytes, std::string_view what);
+  bool QueueTo(ConnId conn, std::string&& bytes, std::string_view what);
+  StoreSession* Admit(ConnId conn, size_t size, std::string_view what);
   void Refuse(StoreSession& session, std::string_view what, const std::string& reason);
 
   asio::io_context& io_;
@@ -126,7 +128,7 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   RequestDecoder& decoder() { return decoder_; }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
-  size_t queued() const { return out_.size() + writing_.size(); }
+  size_t queued() const { return out_.size() + writing_.size() - written_; }
   // The command being applied (for refusal lines; a long one spans several handlers).
   Command command() const { return command_; }
   void set_command(Command command) { command_ = command; }
@@ -165,6 +167,16 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   void Queue(std::string_view bytes) {
     out_.append(bytes);
     Charge(bytes.size());
+    MarkDirty();
+  }
+  // The same for a big buffer the caller gives up: taken without a copy when nothing is queued.
+  void Queue(std::string&& bytes) {
+    if (!out_.empty()) return Queue(std::string_view(bytes));
+    Charge(bytes.size());
+    out_.swap(bytes);
+    MarkDirty();
+  }
+  void MarkDirty() {
     if (!dirty_) {
       dirty_ = true;
       server_.MarkDirty(*this);
@@ -204,16 +216,18 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       return server_.Close(*this);
     }
-    out_.erase(0, written);
     Uncharge(written);
-    if (out_.empty()) {
+    if (written == out_.size()) {
+      out_.clear();
       ReleaseIfLarge(out_);
       return AfterWrite();
     }
+    // The rest is written from where the direct write stopped: no copy of a big reply's tail.
     writing_.swap(out_);
+    written_ = written;
     write_in_flight_ = true;
     asio::async_write(
-        socket_, asio::buffer(writing_),
+        socket_, asio::buffer(writing_.data() + written, writing_.size() - written),
         [self = shared_from_this()](const error_code& error, size_t) { self->OnWritten(error); });
   }
 
@@ -257,8 +271,9 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     write_in_flight_ = false;
     if (closed_) return ReleaseIfLarge(writing_);
     if (ec) return server_.Close(*this);
-    Uncharge(writing_.size());
+    Uncharge(writing_.size() - written_);
     writing_.clear();
+    written_ = 0;
     ReleaseIfLarge(writing_);
     if (!out_.empty()) return Flush();
     AfterWrite();
@@ -311,6 +326,7 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   RequestDecoder decoder_;
   std::string out_;      // queued, not yet handed to the socket
   std::string writing_;  // owned by the asynchronous write in flight
+  size_t written_ = 0;   // bytes at the start of writing_ that were sent before it started
   std::string pending_in_;
   std::vector<char> buffer_;
   bool read_armed_ = false;
@@ -505,7 +521,11 @@ void StoreServerImpl::ContinueLong(StoreSession& session) {
 
 void StoreServerImpl::Deliver(StoreSession& requester) {
   const std::string_view command = CommandName(requester.command());
-  if (!effects_.reply.empty()) QueueTo(requester.id(), effects_.reply, command);
+  if (effects_.reply.size() > kKeepBuffer) {
+    QueueTo(requester.id(), std::move(effects_.reply), command);
+  } else if (!effects_.reply.empty()) {
+    QueueTo(requester.id(), effects_.reply, command);
+  }
   static constexpr char kStop = static_cast<char>(kStopWaiting);
   for (ConnId conn : effects_.woken) QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
   for (const auto& notice : effects_.notices) {
@@ -524,21 +544,33 @@ void StoreServerImpl::Deliver(StoreSession& requester) {
 
 // False when `conn` is gone or was closed because the bytes do not fit.
 bool StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes, std::string_view what) {
-  if (conn >= sessions_.size() || !sessions_[conn]) return false;
+  StoreSession* session = Admit(conn, bytes.size(), what);
+  if (session != nullptr) session->Queue(bytes);
+  return session != nullptr;
+}
+
+bool StoreServerImpl::QueueTo(ConnId conn, std::string&& bytes, std::string_view what) {
+  StoreSession* session = Admit(conn, bytes.size(), what);
+  if (session != nullptr) session->Queue(std::move(bytes));
+  return session != nullptr;
+}
+
+// The session that may take `size` more bytes of output, or null (gone, or closed now).
+StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view what) {
+  if (conn >= sessions_.size() || !sessions_[conn]) return nullptr;
   StoreSession& session = *sessions_[conn];
   // A peer that never reads its replies or wake-ups is dropped, not buffered without bound.
-  if (session.queued() + bytes.size() > options_.max_output_bytes) {
+  if (session.queued() + size > options_.max_output_bytes) {
     Close(session);
-    return false;
+    return nullptr;
   }
-  if (!budget_.CanQueue(bytes.size())) {
+  if (!budget_.CanQueue(size)) {
     Refuse(session, what,
-           "queueing " + ByteSize(bytes.size()) + " of output would exceed " + budget_.Describe());
+           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe());
     Close(session);
-    return false;
+    return nullptr;
   }
-  session.Queue(bytes);
-  return true;
+  return &session;
 }
 
 // One line on the host's console (rate-limited); the caller closes the session.
