@@ -8,14 +8,17 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <cstdio>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
+#include "base/memory_trim.h"
 #include "base/socket_io.h"
 #include "base/unique_fd.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
+#include "rendezvous/store/refusal_log.h"
 #include "rendezvous/store/request_decoder.h"
 
 namespace cpplaunch {
@@ -38,6 +41,10 @@ constexpr int kAcceptBurst = 4096;
 // Session inputs handled between two non-blocking looks at the listen queue.
 constexpr int kAcceptPollInterval = 32;
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+// Output buffers larger than this are freed after use rather than kept for the next reply, and
+// once this much has been freed the heap is trimmed, so a big reply does not stay in the process.
+constexpr size_t kKeepBuffer = 1024 * 1024;
+constexpr size_t kTrimAfter = 16 * 1024 * 1024;
 
 [[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
   std::string message =
@@ -63,9 +70,12 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   size_t connection_count() const { return connection_count_; }
   void WhenIdle(std::function<void()> idle);
   size_t key_count() const { return table_.num_keys(); }
+  StoreBudget& budget() { return budget_; }
 
   // Called by sessions.
   void OnInput(StoreSession& session, std::string_view input);
+  void ContinueLong(StoreSession& session);
+  void Released(size_t bytes);
   void Close(StoreSession& session);
   void FlushDirty();
   void MarkDirty(StoreSession& session);
@@ -77,8 +87,13 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void AcceptBurst();
   bool DrainAcceptQueue();
   void AddSession(UniqueFd fd);
+  bool Applied(StoreSession& session);
+  void ContinueLater(StoreSession& session);
   void Deliver(StoreSession& requester);
-  void QueueTo(ConnId conn, std::string_view bytes);
+  bool QueueTo(ConnId conn, std::string_view bytes, std::string_view what);
+  bool QueueTo(ConnId conn, std::string&& bytes, std::string_view what);
+  StoreSession* Admit(ConnId conn, size_t size, std::string_view what);
+  void Refuse(StoreSession& session, std::string_view what, const std::string& reason);
 
   asio::io_context& io_;
   StoreServerOptions options_;
@@ -87,6 +102,10 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   uint16_t port_ = 0;
   bool v6_ = true;
   bool stopped_ = false;
+  StoreBudget budget_;
+  RefusalLog refusals_;
+  size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
+  bool trim_posted_ = false;
   KvTable table_;
   TableEffects effects_;
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
@@ -109,7 +128,20 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   RequestDecoder& decoder() { return decoder_; }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
-  size_t queued() const { return out_.size() + writing_.size(); }
+  size_t queued() const { return out_.size() + writing_.size() - written_; }
+  // The command being applied (for refusal lines; a long one spans several handlers).
+  Command command() const { return command_; }
+  void set_command(Command command) { command_ = command; }
+  std::string peer() const {
+    error_code ec;
+    auto remote = socket_.remote_endpoint(ec);
+    if (ec) return "a closed connection";
+    auto address = remote.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    }
+    return Endpoint{address.to_string(), remote.port()}.ToString();
+  }
 
   // Until the first byte, a buffer-less wait; afterwards asynchronous reads, which Asio tries
   // speculatively and which, unlike waits, do not re-register the socket with epoll each time.
@@ -131,19 +163,42 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
         [self = shared_from_this()](const error_code& ec, size_t n) { self->OnRead(ec, n); });
   }
 
+  // The caller checked the budget; the bytes are charged to it until written or dropped.
   void Queue(std::string_view bytes) {
     out_.append(bytes);
+    Charge(bytes.size());
+    MarkDirty();
+  }
+  // The same for a big buffer the caller gives up: taken without a copy when nothing is queued.
+  void Queue(std::string&& bytes) {
+    if (!out_.empty()) return Queue(std::string_view(bytes));
+    Charge(bytes.size());
+    out_.swap(bytes);
+    MarkDirty();
+  }
+  void MarkDirty() {
     if (!dirty_) {
       dirty_ = true;
       server_.MarkDirty(*this);
     }
   }
 
-  // Input left undecoded while output is over the pause mark.
+  // Input left undecoded while output is over the pause mark or a long request is applied.
   void Pause(std::string_view rest) {
     paused_ = true;
     pending_in_.assign(rest);
   }
+  // A long request runs in slices (the server continues it); input waits until it ends.
+  void BeginLong(std::string_view rest) {
+    long_ = true;
+    Pause(rest);
+  }
+  void EndLong() {
+    long_ = false;
+    MaybeResume();
+  }
+  // The next slice waits for the client to read: continue once the output is low again.
+  void ContinueAfterWrite() { continue_after_write_ = true; }
 
   // Protocol error or failed request: send what is queued, then close.
   void CloseAfterFlush() {
@@ -161,19 +216,33 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       return server_.Close(*this);
     }
-    out_.erase(0, written);
-    if (out_.empty()) return AfterWrite();
+    Uncharge(written);
+    if (written == out_.size()) {
+      out_.clear();
+      ReleaseIfLarge(out_);
+      return AfterWrite();
+    }
+    // The rest is written from where the direct write stopped: no copy of a big reply's tail.
     writing_.swap(out_);
+    written_ = written;
     write_in_flight_ = true;
     asio::async_write(
-        socket_, asio::buffer(writing_),
+        socket_, asio::buffer(writing_.data() + written, writing_.size() - written),
         [self = shared_from_this()](const error_code& error, size_t) { self->OnWritten(error); });
   }
 
+  // Closes the socket and gives back what the session held: its budget share and its buffers
+  // (the one an asynchronous write still owns is freed when that write completes).
   void Shutdown() {
     closed_ = true;
     error_code ignored;
     socket_.close(ignored);
+    Uncharge(charged_);
+    ReleaseIfLarge(out_);
+    out_.clear();
+    ReleaseIfLarge(pending_in_);
+    pending_in_.clear();
+    if (!write_in_flight_) ReleaseIfLarge(writing_);
   }
 
  private:
@@ -200,16 +269,29 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
 
   void OnWritten(const error_code& ec) {
     write_in_flight_ = false;
-    if (closed_) return;
+    if (closed_) return ReleaseIfLarge(writing_);
     if (ec) return server_.Close(*this);
+    Uncharge(writing_.size() - written_);
     writing_.clear();
+    written_ = 0;
+    ReleaseIfLarge(writing_);
     if (!out_.empty()) return Flush();
     AfterWrite();
   }
 
   void AfterWrite() {
     if (closing_) return server_.Close(*this);
-    if (paused_ && queued() < kPauseReadingAt / 4) {
+    if (continue_after_write_ && queued() < kPauseReadingAt / 4) {
+      continue_after_write_ = false;
+      server_.ContinueLong(*this);
+      server_.FlushDirty();
+      return;
+    }
+    MaybeResume();
+  }
+
+  void MaybeResume() {
+    if (paused_ && !long_ && !closed_ && queued() < kPauseReadingAt / 4) {
       paused_ = false;
       std::string rest = std::move(pending_in_);
       pending_in_.clear();
@@ -219,18 +301,40 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     }
   }
 
+  void Charge(size_t bytes) {
+    charged_ += bytes;
+    server_.budget().AddQueued(bytes);
+  }
+  void Uncharge(size_t bytes) {
+    bytes = std::min(bytes, charged_);
+    charged_ -= bytes;
+    server_.budget().RemoveQueued(bytes);
+  }
+  // A buffer that grew for a big reply is freed, not kept at its size for small ones.
+  void ReleaseIfLarge(std::string& buffer) {
+    if (buffer.capacity() <= kKeepBuffer || !buffer.empty()) return;
+    const size_t capacity = buffer.capacity();
+    std::string().swap(buffer);
+    server_.Released(capacity);
+  }
+
   StoreServerImpl& server_;
   tcp::socket socket_;
   ConnId id_;
+  Command command_ = Command::kGetNumKeys;
+  size_t charged_ = 0;  // output bytes counted in the server's budget
   RequestDecoder decoder_;
   std::string out_;      // queued, not yet handed to the socket
   std::string writing_;  // owned by the asynchronous write in flight
+  size_t written_ = 0;   // bytes at the start of writing_ that were sent before it started
   std::string pending_in_;
   std::vector<char> buffer_;
   bool read_armed_ = false;
   bool write_in_flight_ = false;
   bool dirty_ = false;
   bool paused_ = false;
+  bool long_ = false;
+  bool continue_after_write_ = false;
   bool closing_ = false;
   bool closed_ = false;
 };
@@ -238,7 +342,12 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
 // ---- StoreServerImpl
 
 StoreServerImpl::StoreServerImpl(asio::io_context& io, StoreServerOptions options)
-    : io_(io), options_(std::move(options)), acceptor_(io), accept_retry_(io) {
+    : io_(io),
+      options_(std::move(options)),
+      acceptor_(io),
+      accept_retry_(io),
+      budget_(options_.budget),
+      table_(&budget_) {
   Listen(options_.bind_host);
 }
 
@@ -365,29 +474,126 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
     input.remove_prefix(result.consumed);
     if (result.status == DecodeStatus::kNeedMore) return;
     if (result.status == DecodeStatus::kMalformed) return session.CloseAfterFlush();
+    session.set_command(decoder.request().command);
     table_.Apply(session.id(), decoder.request(), &effects_);
-    if (!effects_.error.empty()) return session.CloseAfterFlush();
-    Deliver(session);
-    if (session.queued() > kPauseReadingAt && !session.closed()) {
+    if (!Applied(session)) return;
+    if (effects_.more) {
+      session.BeginLong(input);
+      return ContinueLater(session);
+    }
+    if (session.queued() > kPauseReadingAt) {
       session.Pause(input);
       return;
     }
   }
 }
 
-void StoreServerImpl::Deliver(StoreSession& requester) {
-  if (!effects_.reply.empty()) QueueTo(requester.id(), effects_.reply);
-  static constexpr char kStop = static_cast<char>(kStopWaiting);
-  for (ConnId conn : effects_.woken) QueueTo(conn, std::string_view(&kStop, 1));
-  for (const auto& notice : effects_.notices) QueueTo(notice.conn, notice.bytes);
+// Delivers what the table produced for `session`'s request. False when the session is closed
+// or closing (a failed or refused request).
+bool StoreServerImpl::Applied(StoreSession& session) {
+  if (!effects_.error.empty()) {
+    if (effects_.refused) Refuse(session, CommandName(session.command()), effects_.error);
+    session.CloseAfterFlush();
+    return false;
+  }
+  Deliver(session);
+  return !session.closed();
 }
 
-void StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes) {
-  if (conn >= sessions_.size() || !sessions_[conn]) return;
+// The next slice of a long request runs after the handlers already queued (other clients,
+// timers, supervision); a MULTI_GET's next slice also waits until the client read the last.
+void StoreServerImpl::ContinueLater(StoreSession& session) {
+  if (session.queued() > kPauseReadingAt) return session.ContinueAfterWrite();
+  asio::post(io_, [self = shared_from_this(), session = session.shared_from_this()] {
+    if (!session->closed() && !self->stopped_) {
+      self->ContinueLong(*session);
+      self->FlushDirty();
+    }
+  });
+}
+
+void StoreServerImpl::ContinueLong(StoreSession& session) {
+  table_.Continue(session.id(), &effects_);
+  if (!Applied(session)) return;
+  if (effects_.more) return ContinueLater(session);
+  session.EndLong();
+}
+
+void StoreServerImpl::Deliver(StoreSession& requester) {
+  const std::string_view command = CommandName(requester.command());
+  if (effects_.reply.size() > kKeepBuffer) {
+    QueueTo(requester.id(), std::move(effects_.reply), command);
+  } else if (!effects_.reply.empty()) {
+    QueueTo(requester.id(), effects_.reply, command);
+  }
+  static constexpr char kStop = static_cast<char>(kStopWaiting);
+  for (ConnId conn : effects_.woken) QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
+  for (const auto& notice : effects_.notices) {
+    for (ConnId conn : notice.conns) {
+      if (notice.bytes.size() == notice.size) {
+        QueueTo(conn, notice.bytes, "a WATCH_KEY notification");
+      } else if (conn < sessions_.size() && sessions_[conn]) {
+        Refuse(
+            *sessions_[conn], "a WATCH_KEY notification",
+            "a notification of " + ByteSize(notice.size) + " would exceed " + budget_.Describe());
+        Close(*sessions_[conn]);
+      }
+    }
+  }
+}
+
+// False when `conn` is gone or was closed because the bytes do not fit.
+bool StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes, std::string_view what) {
+  StoreSession* session = Admit(conn, bytes.size(), what);
+  if (session != nullptr) session->Queue(bytes);
+  return session != nullptr;
+}
+
+bool StoreServerImpl::QueueTo(ConnId conn, std::string&& bytes, std::string_view what) {
+  StoreSession* session = Admit(conn, bytes.size(), what);
+  if (session != nullptr) session->Queue(std::move(bytes));
+  return session != nullptr;
+}
+
+// The session that may take `size` more bytes of output, or null (gone, or closed now).
+StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view what) {
+  if (conn >= sessions_.size() || !sessions_[conn]) return nullptr;
   StoreSession& session = *sessions_[conn];
   // A peer that never reads its replies or wake-ups is dropped, not buffered without bound.
-  if (session.queued() + bytes.size() > options_.max_output_bytes) return Close(session);
-  session.Queue(bytes);
+  if (session.queued() + size > options_.max_output_bytes) {
+    Close(session);
+    return nullptr;
+  }
+  if (!budget_.CanQueue(size)) {
+    Refuse(session, what,
+           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe());
+    Close(session);
+    return nullptr;
+  }
+  return &session;
+}
+
+// One line on the host's console (rate-limited); the caller closes the session.
+void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
+                             const std::string& reason) {
+  auto line = refusals_.Admit("store: refused " + std::string(what) + " from " + session.peer() +
+                                  ": " + reason + "; connection closed",
+                              RefusalLog::Clock::now());
+  if (!line) return;
+  if (options_.report) return options_.report(*line);
+  std::fprintf(stderr, "%s\n", line->c_str());
+}
+
+// Posted, and only after enough was freed: the trim walks the heap.
+void StoreServerImpl::Released(size_t bytes) {
+  released_ += bytes;
+  if (released_ < kTrimAfter || trim_posted_) return;
+  trim_posted_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->trim_posted_ = false;
+    self->released_ = 0;
+    ReturnFreeHeapToSystem();
+  });
 }
 
 void StoreServerImpl::MarkDirty(StoreSession& session) {
@@ -448,5 +654,6 @@ void StoreServerImpl::WhenIdle(std::function<void()> idle) {
   idle_waiters_.push_back(std::move(idle));
 }
 size_t StoreServer::key_count() const { return impl_->key_count(); }
+const StoreBudget& StoreServer::budget() const { return impl_->budget(); }
 
 }  // namespace cpplaunch

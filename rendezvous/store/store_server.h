@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire_format.h"
 
 namespace boost::asio {
@@ -47,6 +48,13 @@ struct StoreServerOptions {
   // A session whose unsent output exceeds this is closed (a client that stops reading while
   // others' writes fan out to it). Must exceed the largest single reply.
   size_t max_output_bytes = 256 * 1024 * 1024;
+  // The memory budget of everything clients make the server hold, the reply size limit and the
+  // watches per connection (store_budget.h). A client over them is refused: closed, and one line
+  // goes to `report`.
+  BudgetLimits budget;
+  // Receives the refusal lines ("store: refused MULTI_GET from 10.0.0.2:40112: ..."), at most
+  // one a second. Empty: they go to stderr.
+  std::function<void(const std::string&)> report;
 };
 
 class StoreServer {
@@ -69,6 +77,7 @@ class StoreServer {
   // now; Stop() closing the last one counts). The store's host waits on it before exiting.
   void WhenIdle(std::function<void()> idle);
   size_t key_count() const;
+  const StoreBudget& budget() const;
 
  private:
   std::shared_ptr<StoreServerImpl> impl_;

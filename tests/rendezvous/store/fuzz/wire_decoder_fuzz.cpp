@@ -56,7 +56,10 @@ std::string Fingerprint(const Request& request) {
 // table. Returns the requests' fingerprints, then "MALFORMED" if it failed.
 std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* dialect) {
   RequestDecoder decoder(SmallLimits());
-  KvTable table;
+  // A small budget, so the fuzzer reaches the refusals, watch caps and sliced requests too.
+  cpplaunch::StoreBudget budget(
+      {.total_bytes = 64 * 1024, .max_reply_bytes = 8192, .max_watches_per_connection = 4});
+  KvTable table(&budget);
   TableEffects effects;
   std::vector<std::string> out;
   size_t step = cut == 0 ? stream.size() : cut;
@@ -77,6 +80,8 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
       }
       out.push_back(Fingerprint(decoder.request()));
       table.Apply(1, decoder.request(), &effects);
+      while (effects.more && effects.error.empty()) table.Continue(1, &effects);
+      Require(effects.refused <= !effects.error.empty());
       if (!effects.error.empty()) table.Disconnect(1);
     }
   }
