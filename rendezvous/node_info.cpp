@@ -62,6 +62,7 @@ std::string NodeInfo::Encode() const {
       .AddInt("nnodes_min", nnodes_min)
       .AddInt("nnodes_max", nnodes_max)
       .AddInt("max_restarts", max_restarts);
+  if (worker_store_port != 0) out.AddInt("worker_store_port", worker_store_port);
   return out.text();
 }
 
@@ -94,6 +95,10 @@ std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* err
       !fields->GetIntIn("nnodes_max", info.nnodes_min, limits::kMaxNodes, &info.nnodes_max,
                         error) ||
       !fields->GetIntIn("max_restarts", 0, limits::kMaxCount, &info.max_restarts, error)) {
+    return std::nullopt;
+  }
+  if (!fields->Text("worker_store_port").empty() &&
+      !fields->GetIntIn("worker_store_port", 1, 65535, &info.worker_store_port, error)) {
     return std::nullopt;
   }
   return info;

@@ -17,6 +17,10 @@ struct NodeInfo {
   int nnodes_min = 0;  // the --nnodes this agent was started with, for mismatch messages
   int nnodes_max = 0;
   int max_restarts = 0;
+  // --worker-store=rank0: the free port this agent's worker rank 0 would host the workers'
+  // store on (used when this agent is group rank 0); 0 = the workers use the agent's store.
+  // Optional on the wire: agents that predate it send none (0).
+  int worker_store_port = 0;
 
   // "host-b at 10.0.0.2", for messages.
   std::string Label() const;

@@ -1,5 +1,6 @@
 #include "launcher/agent/agent.h"
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,6 +16,7 @@
 #include "launcher/agent/failure_report.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/agent/job.h"
+#include "launcher/agent/libuv_hint.h"
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_job.h"
 #include "launcher/agent/process_capacity.h"
@@ -121,8 +123,9 @@ class Agent::Impl {
                          .before_failure_teardown = [this](std::function<void()> proceed) {
                            job_->BeforeFailureTeardown(std::move(proceed));
                          }});
-    signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
-                                             [this](int signo) { OnSignal(signo); });
+    std::vector<int> watched = options_.signals_to_handle;
+    watched.insert(watched.end(), options_.forward_signals.begin(), options_.forward_signals.end());
+    signals_ = std::make_unique<SignalWatch>(io_, watched, [this](int signo) { OnSignal(signo); });
     if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {
       // torchrun prints a five-line banner; one line says the same.
       Say("OMP_NUM_THREADS is not set; setting it to 1 for each of the " +
@@ -233,6 +236,7 @@ class Agent::Impl {
   }
 
   void OnSignal(int signo) {
+    if (IsForwarded(signo)) return PassOn(signo);
     job_->OnSignal(signo);
     switch (state_) {
       case AgentState::kRunning:
@@ -251,6 +255,21 @@ class Agent::Impl {
         // this attempt knows of the signal.
         return Say("received " + SignalName(signo) + "; stopping");
     }
+  }
+
+  bool IsForwarded(int signo) const {
+    const std::vector<int>& forwarded = options_.forward_signals;
+    return std::find(forwarded.begin(), forwarded.end(), signo) != forwarded.end();
+  }
+
+  // --forward-signals (a preemption notice): the workers get it, the job runs on. Outside an
+  // attempt there is no worker to tell; the signal is dropped with a line saying so.
+  void PassOn(int signo) {
+    if (state_ == AgentState::kRunning && supervisor_->PassOn(signo)) {
+      return Say("received " + SignalName(signo) +
+                 "; passed it to the workers (--forward-signals); the job keeps running");
+    }
+    Say("received " + SignalName(signo) + " with no worker running; dropped it");
   }
 
   // ---- Reporting.
@@ -278,6 +297,7 @@ class Agent::Impl {
       summary += "cpplaunch: log file cut short: " + cut.path.string() + " (" + cut.error + ")\n";
     }
     err_.Write(summary);
+    SayLibuvHint(failures, result.restart_count);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
         WriteErrorFile(*path,
@@ -286,6 +306,18 @@ class Agent::Impl {
         Say("cannot write the error file " + *path + ": " + e.what());
       }
     }
+  }
+
+  // Workers that failed by themselves (not stopped by the teardown), all with PyTorch's
+  // "built without libuv" error: one line on the way out.
+  void SayLibuvHint(const std::vector<WorkerFailure>& failures, int restart_count) {
+    std::vector<std::string> texts;
+    for (const WorkerFailure& failure : failures) {
+      if (failure.record.killed_by_teardown) continue;
+      texts.push_back(
+          FailureText(failure, log_dir_->StderrLog(restart_count, failure.record.local_rank)));
+    }
+    if (auto hint = LibuvHint(texts, options_.worker_store)) Say(*hint);
   }
 
   // One line on the agent's stderr, in order with the workers' tee'd lines.

@@ -25,6 +25,8 @@ class StoreServer;
 struct Round {
   RankLayout layout;
   int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT of this attempt
+  // MASTER_ADDR and MASTER_PORT: the agent's store, or (--worker-store=rank0) where worker
+  // rank 0 will host the workers' store.
   std::string master_addr;
   int master_port = 0;
 };

@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "launcher/agent/free_port.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/agent/start_store.h"
 #include "rendezvous/store/endpoint.h"
@@ -18,12 +19,15 @@ namespace {
 // on a live store takes milliseconds; this only bounds a store that does not answer.
 constexpr std::chrono::milliseconds kPublishBeforeTeardown{1000};
 
-MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname,
-                   const StoreSecurity& security) {
+MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
+                   const std::string& hostname, const StoreSecurity& security) {
   std::string error;
   auto plan = PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error,
                             security);
   if (!plan) throw std::runtime_error(error);
+  // Every agent offers a port; group rank 0's is the one its rank-0 worker will use.
+  if (options.worker_store == WorkerStore::kRank0)
+    plan->rendezvous.self.worker_store_port = FreeTcpPort(io);
   return std::move(*plan);
 }
 
@@ -36,7 +40,8 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
       hooks_(std::move(hooks)),
       max_restarts_(options.max_restarts),
       nproc_per_node_(options.nproc_per_node),
-      session_(io, Plan(options, hostname, security), hooks_.say) {
+      worker_store_(options.worker_store),
+      session_(io, Plan(io, options, hostname, security), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
 }
@@ -49,8 +54,8 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   std::unique_ptr<StoreServer> store;
   if (plan.host_store) {
     try {
-      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
-                         nproc_per_node_, plan.security);
+      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true,
+                         plan.store_budget, hooks_.say, nproc_per_node_, plan.security);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;
@@ -86,9 +91,14 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
                     std::to_string(round.group_world_size()) + ", world size " +
                     std::to_string(layout_.world_size) + ", restart count " +
                     std::to_string(restart_count_));
+        auto master = WorkerMaster(round, &error);
+        if (!master) {
+          OnAgentFailure(error);
+          return failed("error: " + error);
+        }
         stop_requested_ = false;
         session_.OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
-        ready(Round{layout_, restart_count_, master_addr_, master_port_});
+        ready(Round{layout_, restart_count_, master->first, master->second});
       },
       [this, failed](const std::string& message) {
         if (interrupted_by_ != 0) {
@@ -96,6 +106,23 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
         }
         failed("error: " + message);
       });
+}
+
+// rank0: group rank 0's agent advertised its address and a free port in its node record.
+std::optional<std::pair<std::string, int>> MultiHostJob::WorkerMaster(const RendezvousResult& round,
+                                                                      std::string* error) const {
+  // Every host checks every record, so all of them fail at once rather than wait for a peer.
+  const bool rank0 = worker_store_ == WorkerStore::kRank0;
+  for (size_t node_rank = 0; node_rank < round.nodes.size(); ++node_rank) {
+    const NodeInfo& node = round.nodes[node_rank];
+    if (rank0 == (node.worker_store_port != 0)) continue;
+    *error = "hosts disagree about --worker-store: this host has " +
+             std::string(rank0 ? "rank0" : "agent") + ", node rank " + std::to_string(node_rank) +
+             " (" + node.Label() + ") has " + (rank0 ? "agent" : "rank0");
+    return std::nullopt;
+  }
+  if (!rank0) return std::make_pair(master_addr_, master_port_);
+  return std::make_pair(round.nodes.front().addr, round.nodes.front().worker_store_port);
 }
 
 // The attempt's first failure is this host's news for the others; it goes out the moment the

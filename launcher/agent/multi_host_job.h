@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "launcher/agent/job.h"
 #include "launcher/agent/multi_host_session.h"
@@ -39,11 +40,16 @@ class MultiHostJob final : public Job {
   void OnRoundEnd(const RoundEnd& end);
   bool IsMine(const RoundEnd& end) const;
   void Decide(const AttemptResult& result, const RoundEnd& end, const Decided& decided);
+  // MASTER_ADDR and MASTER_PORT of the round's workers; nullopt with *error when the hosts
+  // disagree about --worker-store.
+  std::optional<std::pair<std::string, int>> WorkerMaster(const RendezvousResult& round,
+                                                          std::string* error) const;
 
   boost::asio::io_context& io_;
   JobHooks hooks_;
   int max_restarts_;
   int nproc_per_node_;
+  WorkerStore worker_store_;
   MultiHostSession session_;
   std::string master_addr_;
   int master_port_ = 0;

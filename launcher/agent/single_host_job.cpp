@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "launcher/agent/free_port.h"
 #include "launcher/agent/start_store.h"
 #include "launcher/agent/store_endpoint.h"
 #include "rendezvous/rendezvous.h"
@@ -24,7 +25,12 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
       run_id_(options.rdzv_id),
       master_addr_(options.master_addr),
       master_port_(options.master_port),
-      port_was_chosen_(options.IsSet("--master-port")) {
+      port_was_chosen_(options.IsSet("--master-port")),
+      worker_store_(options.worker_store) {
+  std::string error;
+  auto budget = StoreBudgetFromConf(options.rdzv_conf, &error);
+  if (!budget) throw std::runtime_error(error);
+  store_budget_ = *budget;
   if (options.standalone) {
     run_id_ = RandomRunId();
     master_addr_ = "127.0.0.1";
@@ -32,7 +38,6 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
     port_was_chosen_ = true;
     return;
   }
-  std::string error;
   auto store = ResolveStoreEndpoint(options, &error);
   if (!store) throw std::runtime_error(error);
   master_addr_ = store->host;
@@ -41,8 +46,8 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
 }
 
 std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
-  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, hooks_.say,
-                          nproc_per_node_, security_);
+  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, store_budget_,
+                          hooks_.say, nproc_per_node_, security_);
   master_port_ = store->port();
   return store;
 }
@@ -51,7 +56,15 @@ void SingleHostJob::Rendezvous(Ready ready, Failed failed) {
   std::string error;
   auto layout = ComputeRankLayout(0, 1, nproc_per_node_, &error);
   if (!layout) return failed("error: rank layout: " + error);
-  ready(Round{std::move(*layout), restart_count_, master_addr_, master_port_});
+  int worker_port = master_port_;
+  if (worker_store_ == WorkerStore::kRank0) {
+    try {
+      worker_port = FreeTcpPort(io_);  // a fresh one per attempt, as torchrun before 2.4
+    } catch (const std::exception& e) {
+      return failed(std::string("error: no free port for worker rank 0's store: ") + e.what());
+    }
+  }
+  ready(Round{std::move(*layout), restart_count_, master_addr_, worker_port});
 }
 
 void SingleHostJob::Conclude(const AttemptResult& result, Decided decided) {

@@ -25,7 +25,8 @@ JobInfo SharedJobInfo(const LaunchOptions& options, const AttemptFacts& facts,
   job.restart_count = facts.restart_count;
   job.max_restarts = options.max_restarts;
   job.run_id = facts.run_id;
-  job.use_agent_store = true;  // the agent's store serves the workers in every mode
+  // rank0: worker rank 0 hosts the workers' store at MASTER_ADDR:MASTER_PORT.
+  job.use_agent_store = options.worker_store == WorkerStore::kAgent;
   job.signals_to_handle = options.signals_to_handle_text;
   job.virtual_local_rank = options.virtual_local_rank;
   // By reference: the JobInfo lives only inside BuildWorkerSpecs, log_dir beyond it.

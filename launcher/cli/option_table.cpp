@@ -75,6 +75,9 @@ constexpr std::array kTable = {
     OptionSpec{O::kSignalsToHandle, "--signals-to-handle", "--signals_to_handle", "", K::kString,
                "", true, "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
                "signals forwarded to the workers, A,B,..."},
+    // cpplaunch's own, beside the list it complements.
+    OptionSpec{O::kForwardSignals, "--forward-signals", "--forward_signals", "", K::kString, "",
+               true, "none", "signals passed to the workers; the job runs on"},
     OptionSpec{O::kShutdownTimeout, "--shutdown-timeout", "--shutdown_timeout", "", K::kInt, "",
                true, "$TORCH_ELASTIC_SHUTDOWN_TIMEOUT, 30",
                "seconds between the stop signal and SIGKILL"},
@@ -83,6 +86,9 @@ constexpr std::array kTable = {
     // cpplaunch's own: where --nnodes, --node-rank and the store come from (engine_options.h).
     OptionSpec{O::kEngine, "--engine", "", "", K::kString, "auto,none,slurm,mpi,k8s", true, "auto",
                "nodes, node rank, store from Slurm/MPI/k8s"},
+    // cpplaunch's own: rank0 lets PyTorch builds without libuv (Debian's 2.6) run DDP.
+    OptionSpec{O::kWorkerStore, "--worker-store", "--worker_store", "", K::kString, "agent,rank0",
+               true, "agent", "workers' store: the agent's, or rank 0's"},
 };
 
 }  // namespace

@@ -40,9 +40,11 @@ enum class OptionId {
   kLogsSpecs,
   kNumaBinding,
   kSignalsToHandle,
+  kForwardSignals,  // cpplaunch's own
   kShutdownTimeout,
   kVirtualLocalRank,
   kEngine,
+  kWorkerStore,
   kHelp,
 };
 

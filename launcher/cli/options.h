@@ -29,6 +29,12 @@
 
 namespace cpplaunch {
 
+// --worker-store: which store the workers' init_process_group("env://") uses.
+enum class WorkerStore {
+  kAgent,  // the agent's (TORCHELASTIC_USE_AGENT_STORE=True), as torchrun >= 2.4
+  kRank0,  // worker rank 0 hosts it on a free MASTER_PORT (=False), as torchrun before 2.4
+};
+
 // Where an option's value came from.
 // kEngine: detected from the job's engine (engine_options.h) and treated as given.
 enum class OptionSource { kDefault, kEnvironment, kCommandLine, kEngine };
@@ -69,10 +75,14 @@ struct LaunchOptions {
   std::optional<std::string> logs_specs;    // torchrun plugin name; no PET_ variable
   std::optional<std::string> numa_binding;  // node/socket/exclusive/core-complex; no PET_
   std::string signals_to_handle_text = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";  // as given
-  std::vector<int> signals_to_handle;         // the recognised signals of that list
+  std::vector<int> signals_to_handle;  // the recognised signals of that list
+  // --forward-signals: passed on to every worker's process group; the job keeps running
+  // (Slurm's preemption notices). Never in signals_to_handle.
+  std::vector<int> forward_signals;
   std::chrono::seconds shutdown_timeout{30};  // >= 0
   bool virtual_local_rank = false;
   std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
+  WorkerStore worker_store = WorkerStore::kAgent;
 
   std::string training_script;
   std::vector<std::string> training_script_args;

@@ -152,6 +152,13 @@ std::chrono::seconds ResolveShutdownTimeout(const RawValues& raw, const EnvMap& 
   return std::chrono::seconds(seconds);
 }
 
+// The command line's value passed the choices check already; PET_WORKER_STORE did not.
+WorkerStore ResolveWorkerStore(const std::string& text) {
+  if (text == "agent") return WorkerStore::kAgent;
+  if (text == "rank0") return WorkerStore::kRank0;
+  ValueError("--worker-store " + text + ": need agent or rank0");
+}
+
 void CheckBackend(const LaunchOptions& o) {
   if (o.standalone) return;  // torchrun replaces the backend with c10d before looking it up
   for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2"}) {
@@ -209,6 +216,23 @@ void ResolveOutput(const RawValues& raw, LaunchOptions& o) {
   o.duplicate_stderr_filters = ResolveFilters(raw, OptionId::kDuplicateStderrFilters);
 }
 
+// Usage errors (exit 2), unlike torchrun's lenient --signals-to-handle: the option is
+// cpplaunch's own, and a signal both forwarded and handled would mean two things at once.
+std::vector<int> ResolveForwardSignals(const RawValues& raw, const std::vector<int>& handled) {
+  const std::string* text = Find(raw, OptionId::kForwardSignals);
+  if (text == nullptr) return {};
+  std::string error;
+  std::optional<std::vector<int>> signals = ParseForwardSignals(*text, &error);
+  if (!signals) UsageError(error);
+  for (int signo : *signals) {
+    if (std::find(handled.begin(), handled.end(), signo) == handled.end()) continue;
+    UsageError(SignalModuleName(signo) +
+               " is in both --forward-signals and --signals-to-handle (which tears the job "
+               "down on it); leave it in one of them");
+  }
+  return *signals;
+}
+
 void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
                     std::vector<std::string>& warnings) {
   o.monitor_interval = ResolveMonitorInterval(TextOr(raw, OptionId::kMonitorInterval));
@@ -220,8 +244,10 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   SignalList signals = ParseSignalList(o.signals_to_handle_text);
   o.signals_to_handle = std::move(signals.signals);
   warnings.insert(warnings.end(), signals.warnings.begin(), signals.warnings.end());
+  o.forward_signals = ResolveForwardSignals(raw, o.signals_to_handle);
   o.shutdown_timeout = ResolveShutdownTimeout(raw, env);
   o.virtual_local_rank = FlagOf(raw, OptionId::kVirtualLocalRank);
+  o.worker_store = ResolveWorkerStore(TextOr(raw, OptionId::kWorkerStore));
   o.module = FlagOf(raw, OptionId::kModule);
   o.no_python = FlagOf(raw, OptionId::kNoPython);
   o.run_path = FlagOf(raw, OptionId::kRunPath);

@@ -26,6 +26,8 @@ constexpr std::array<NamedSignal, 31> kSignals = {{
     {"SIGWINCH", SIGWINCH},   {"SIGIO", SIGIO},     {"SIGPWR", SIGPWR},
 }};
 
+std::string Quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
 int Lookup(std::string_view name) {
   // Not in the constexpr table: glibc's SIGRTMIN and SIGRTMAX are function calls.
   if (name == "SIGRTMIN") return SIGRTMIN;
@@ -62,6 +64,37 @@ void Add(std::string_view name, SignalList& list) {
 }
 
 }  // namespace
+
+std::optional<std::vector<int>> ParseForwardSignals(std::string_view text, std::string* error) {
+  std::vector<int> signals;
+  if (Strip(text).empty()) return signals;
+  for (std::string_view piece : Split(text, ',')) {
+    const std::string_view name = Strip(piece);
+    const int signo = Lookup(name);
+    if (signo == 0) {
+      *error = "--forward-signals: " + Quote(name) +
+               " is not a signal name (use the SIG names, comma-separated: SIGUSR1,SIGUSR2)";
+      return std::nullopt;
+    }
+    if (std::string_view why = Unhandleable(signo); !why.empty()) {
+      *error = "--forward-signals: cannot forward " + std::string(name) + ": " + std::string(why);
+      return std::nullopt;
+    }
+    if (std::find(signals.begin(), signals.end(), signo) == signals.end()) {
+      signals.push_back(signo);
+    }
+  }
+  return signals;
+}
+
+std::string SignalModuleName(int signo) {
+  if (signo == SIGRTMIN) return "SIGRTMIN";
+  if (signo == SIGRTMAX) return "SIGRTMAX";
+  for (const NamedSignal& s : kSignals) {
+    if (s.number == signo) return std::string(s.name);
+  }
+  return "signal " + std::to_string(signo);
+}
 
 SignalList ParseSignalList(std::string_view text) {
   SignalList list;

@@ -57,6 +57,12 @@ bool Supervisor::OnSignal(int signo) {
   return true;
 }
 
+bool Supervisor::PassOn(int signo) {
+  if (!running()) return false;
+  group_.Signal(signo);
+  return true;
+}
+
 void Supervisor::RequestStop() {
   if (running()) BeginTeardown(Cause::kRequest, config_.stop_signal);
 }

@@ -6,6 +6,8 @@
 //   * a signal received by the agent is forwarded to every worker's process group and followed
 //     by the same teardown (that signal, then SIGKILL); the attempt ends as kSignaled, which the
 //     agent turns into exit code 1 as torchrun does; it never restarts;
+//   * a signal the agent only passes on (--forward-signals) reaches every worker's process
+//     group and changes nothing else;
 //   * every worker exiting 0 is success (leftover grandchildren are still swept);
 //   * a failure with restarts left ends as kRestart (the agent re-rendezvouses and starts the
 //     attempt restart_count + 1), otherwise kFailed.
@@ -94,6 +96,12 @@ class Supervisor {
   // SIGKILL). A second signal is forwarded again. Returns false (and does nothing) when no
   // attempt is running, so the agent can handle the signal itself (e.g. during rendezvous).
   bool OnSignal(int signo);
+
+  // The agent received a --forward-signals signal (a preemption notice): send it to every
+  // worker's process group and nothing more; the attempt goes on. A worker that dies of it
+  // (no handler) is a failure like any other, since no teardown sent it. Returns false (and
+  // does nothing) when no attempt is running.
+  bool PassOn(int signo);
 
   // Ends the attempt from outside (another host failed, the store went away): teardown with
   // `stop_signal`, outcome kStopped unless a local failure came first. No-op when idle.

@@ -271,6 +271,37 @@ class Hygiene(unittest.TestCase):
         self.assertTrue(local_addresses[0].startswith("127.0.0.1:"), r.stdout)
 
 
+class WorkerStore(unittest.TestCase):
+    def test_rank0_store_port_is_free_and_not_the_agents(self):
+        r = launch("--master-port=0", "--worker-store=rank0", "--no-python", "/bin/sh", "-c",
+                   'echo "use=$TORCHELASTIC_USE_AGENT_STORE"; ss -ltnH "sport = :$MASTER_PORT"')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), ["use=False"], "MASTER_PORT is in use")
+
+    def test_hosts_that_disagree_fail_with_one_line(self):
+        port = socket.socket()
+        port.bind(("127.0.0.1", 0))
+        number = port.getsockname()[1]
+        port.close()
+        agents = [subprocess.Popen(
+            [CPPLAUNCH, "--nnodes=2", f"--node-rank={node}", f"--master-port={number}",
+             "--no-python", "/bin/true"],
+            env=env(PET_WORKER_STORE="rank0" if node == 0 else "agent"),
+            stderr=subprocess.PIPE, text=True, start_new_session=True) for node in (0, 1)]
+        try:
+            errs = [agent.communicate(timeout=60)[1] for agent in agents]
+        finally:
+            for agent in agents:
+                if agent.poll() is None:
+                    os.killpg(agent.pid, signal.SIGKILL)
+                    agent.wait()
+        self.assertEqual([a.returncode for a in agents], [1, 1], errs)
+        self.assertIn("hosts disagree about --worker-store: this host has rank0, node rank 1",
+                      errs[0])
+        self.assertIn("hosts disagree about --worker-store: this host has agent, node rank 0",
+                      errs[1])
+
+
 class Restarts(unittest.TestCase):
     def test_restart_gets_next_attempt_and_fresh_directory(self):
         with tempfile.TemporaryDirectory() as d:

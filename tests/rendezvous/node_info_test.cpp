@@ -21,6 +21,27 @@ TEST_CASE("NodeInfo survives an encode/decode round trip", "[rendezvous][node_in
   CHECK(*decoded == info);
 }
 
+TEST_CASE("NodeInfo carries the rank-0 worker store port; older agents send none",
+          "[rendezvous][node_info]") {
+  NodeInfo info;
+  info.node_id = "_1";
+  info.worker_store_port = 40123;
+  std::string error;
+  auto decoded = NodeInfo::Decode(info.Encode(), &error);
+  REQUIRE(decoded);
+  CHECK(decoded->worker_store_port == 40123);
+  info.worker_store_port = 0;
+  CHECK(info.Encode().find("worker_store_port") == std::string::npos);
+  const std::string older =
+      "node_id=a\nlocal_world_size=1\nnnodes_min=1\nnnodes_max=1\n"
+      "max_restarts=0\n";
+  decoded = NodeInfo::Decode(older, &error);
+  REQUIRE(decoded);
+  CHECK(decoded->worker_store_port == 0);
+  CHECK_FALSE(NodeInfo::Decode(older + "worker_store_port=x\n", &error));
+  CHECK(error.find("worker_store_port") != std::string::npos);
+}
+
 TEST_CASE("NnodesText writes --nnodes as N or MIN:MAX", "[rendezvous][node_info]") {
   CHECK(NnodesText(2, 2) == "2");
   CHECK(NnodesText(1, 4) == "1:4");

@@ -43,6 +43,7 @@ struct Run {
   int starts = 0;
   std::vector<std::vector<ProcessSpec>> started;
   std::vector<FakeWorkerGroup::Stop> stops;
+  std::vector<int> signals;  // what the agent sent the workers without stopping them
 };
 
 using Script = std::function<void(boost::asio::io_context&, FakeWorkerGroup&,
@@ -72,6 +73,7 @@ inline Run RunAgent(LaunchOptions options, Script script, EnvMap env = {}) {
     run.starts = group->starts;
     run.started = group->started;
     run.stops = group->stops;
+    run.signals = group->signals;
   }
   run.out = out.Text();
   run.err = err.Text();

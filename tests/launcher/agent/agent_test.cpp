@@ -97,6 +97,30 @@ TEST_CASE("Agent: a signal while workers run is forwarded and exits 1", "[agent]
         std::string::npos);
 }
 
+// Exits every worker with 0 once the agent has passed a signal on to them.
+void ExitAfterPassedOn(boost::asio::io_context& io, FakeWorkerGroup& group,
+                       const std::vector<ProcessSpec>& specs) {
+  if (group.signals.empty()) {
+    boost::asio::post(io, [&io, &group, specs] { ExitAfterPassedOn(io, group, specs); });
+    return;
+  }
+  ExitAll(group, specs, 0);
+}
+
+TEST_CASE("Agent: a --forward-signals signal reaches the workers and the job runs on", "[agent]") {
+  Run run = RunAgent(Options({"--forward-signals=SIGUSR1"}),
+                     [](boost::asio::io_context& io, FakeWorkerGroup& group, const auto& specs) {
+                       ::raise(SIGUSR1);
+                       ExitAfterPassedOn(io, group, specs);
+                     });
+  CHECK(run.code == 0);
+  CHECK(run.starts == 1);
+  CHECK(run.signals == std::vector<int>{SIGUSR1});
+  CHECK(run.stops.size() == 1);  // only the final sweep after the workers' own exits
+  CHECK(run.err.find("cpplaunch: received SIGUSR1; passed it to the workers "
+                     "(--forward-signals); the job keeps running") != std::string::npos);
+}
+
 TEST_CASE("Agent: an unsupported option exits 2 before anything starts", "[agent]") {
   LaunchOptions options = Options({});
   options.event_log_handler = "console";

@@ -63,6 +63,26 @@ TEST_CASE("MultiHostJob: success passes the exit barrier; the store's host exits
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(2500));
 }
 
+TEST_CASE("MultiHostJob: --worker-store=rank0 gives the workers group rank 0's offered port",
+          "[agent][multi_host_job]") {
+  const LaunchOptions options = Options({"--worker-store=rank0"});
+  Run run = RunAgent(
+      options, [](auto&, FakeWorkerGroup& group, const auto& specs) { ExitAll(group, specs, 0); });
+  CHECK(run.code == 0);
+  REQUIRE(run.starts == 1);
+  const ProcessSpec& rank0 = run.started[0][0];
+  const ProcessSpec& rank1 = run.started[0][1];
+  CHECK(HasEnv(rank0, "TORCHELASTIC_USE_AGENT_STORE=False"));
+  CHECK(HasEnv(rank0, "MASTER_ADDR=127.0.0.1"));  // this agent's address on the store's route
+  std::string port;
+  for (const std::string& entry : rank0.env) {
+    if (entry.starts_with("MASTER_PORT=")) port = entry;
+  }
+  CHECK(HasEnv(rank1, port));
+  CHECK(port != "MASTER_PORT=" + options.rdzv_endpoint.substr(options.rdzv_endpoint.find(':') + 1));
+  CHECK(port != "MASTER_PORT=0");
+}
+
 TEST_CASE("MultiHostJob: a worker failure ends the round; restarts are counted job-wide",
           "[agent][multi_host_job]") {
   Run run =

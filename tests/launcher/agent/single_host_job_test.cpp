@@ -4,6 +4,7 @@
 #include "launcher/agent/single_host_job.h"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <optional>
@@ -47,6 +48,31 @@ TEST_CASE("SingleHostJob: the rendezvous endpoint sets the store's address",
   CHECK(c10d.store_addr() == "127.0.0.1");
   CHECK(c10d.store_port() == 29400);
   CHECK_THROWS_AS(SingleHostJob(io, Options({"--rdzv-endpoint=[::1"}), hooks), std::runtime_error);
+}
+
+TEST_CASE("SingleHostJob: --worker-store=rank0 gives each attempt a free port of its own",
+          "[agent][single_host_job]") {
+  boost::asio::io_context io;
+  const JobHooks hooks = QuietHooks();
+  SingleHostJob agent(io, Options({"--master-port=29533"}), hooks);
+  std::optional<Round> round;
+  agent.Rendezvous([&](const Round& r) { round = r; }, [](const std::string&) { FAIL("failed"); });
+  REQUIRE(round);
+  CHECK(round->master_port == 29533);
+
+  SingleHostJob rank0(io, Options({"--master-port=0", "--worker-store=rank0"}), hooks);
+  auto store = rank0.HostStore();
+  REQUIRE(store);
+  rank0.Rendezvous([&](const Round& r) { round = r; }, [](const std::string&) { FAIL("failed"); });
+  REQUIRE(round);
+  CHECK(round->master_addr == "127.0.0.1");
+  CHECK(round->master_port > 0);
+  CHECK(round->master_port != rank0.store_port());
+  // Free when handed out: worker rank 0 can bind it.
+  boost::asio::ip::tcp::acceptor bind(
+      io, boost::asio::ip::tcp::endpoint(boost::asio::ip::tcp::v4(),
+                                         static_cast<unsigned short>(round->master_port)));
+  CHECK(bind.is_open());
 }
 
 TEST_CASE("SingleHostJob: the world is this host, and restarts are counted here",

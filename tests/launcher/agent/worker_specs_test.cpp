@@ -54,6 +54,21 @@ TEST_CASE("Worker specs: argv and environment per rank", "[agent][worker_specs]"
   CHECK(second.streams.stdout_log.empty());
 }
 
+TEST_CASE("Worker specs: --worker-store says which store the workers use",
+          "[agent][worker_specs]") {
+  const LogDir logs = LogDir::Create(std::string(LogDir::kDisabled), "run7");
+  std::string error;
+  auto agent =
+      BuildWorkerSpecs(Options({"train.py"}), EnvMap{}, Layout(0, 1, 1), kFacts, logs, &error);
+  REQUIRE(agent);
+  CHECK(Has((*agent)[0].env, "TORCHELASTIC_USE_AGENT_STORE=True"));
+  auto rank0 = BuildWorkerSpecs(Options({"--worker-store=rank0", "train.py"}), EnvMap{},
+                                Layout(0, 1, 1), kFacts, logs, &error);
+  REQUIRE(rank0);
+  CHECK(Has((*rank0)[0].env, "TORCHELASTIC_USE_AGENT_STORE=False"));
+  CHECK(Has((*rank0)[0].env, "MASTER_PORT=29511"));  // the round's, as given
+}
+
 TEST_CASE("Worker specs: --run-path runs the script through the runpy bootstrap",
           "[agent][worker_specs]") {
   const LaunchOptions options = Options({"--run-path", "train.py", "a"});

@@ -97,7 +97,7 @@ TEST_CASE("a value that contradicts the engine is one line naming both, exit 2")
         "use --engine=none to ignore the engine)");
 }
 
-TEST_CASE("--engine=none and PET_ENGINE=none ignore the step") {
+TEST_CASE("engine none (--engine=none, PET_ENGINE=none) ignore the step") {
   const LaunchOptions o = Ok({"--engine=none", "train.py"}, SlurmTask(2)).options;
   CHECK(o.engine == "none");
   CHECK(o.max_nodes == 1);

@@ -431,6 +431,36 @@ TEST_CASE("signals: unknown names become warnings, not errors") {
   CHECK(r.warnings[0].find("SIGNOPE") != std::string::npos);
 }
 
+TEST_CASE("forward signals: from the command line or PET_FORWARD_SIGNALS; none by default") {
+  CHECK(Ok({"s"}).forward_signals.empty());
+  CHECK(Ok({"--forward-signals", "SIGUSR1,SIGUSR2", "s"}).forward_signals ==
+        std::vector<int>{SIGUSR1, SIGUSR2});
+  CHECK(Ok({"--forward_signals=SIGUSR2", "s"}).forward_signals == std::vector<int>{SIGUSR2});
+  CHECK(Ok({"s"}, {{"PET_FORWARD_SIGNALS", "SIGUSR1"}}).forward_signals ==
+        std::vector<int>{SIGUSR1});
+  CHECK(Ok({"--forward-signals=SIGUSR2", "s"}, {{"PET_FORWARD_SIGNALS", "SIGUSR1"}})
+            .forward_signals == std::vector<int>{SIGUSR2});
+  // Moved out of the handled list, a teardown signal may be forwarded instead.
+  CHECK(Ok({"--signals-to-handle=SIGINT", "--forward-signals=SIGTERM", "s"}).forward_signals ==
+        std::vector<int>{SIGTERM});
+}
+
+TEST_CASE("forward signals: bad names and overlaps are usage errors") {
+  CHECK(UsageError({"--forward-signals", "USR1", "s"}) ==
+        "--forward-signals: 'USR1' is not a signal name (use the SIG names, comma-separated: "
+        "SIGUSR1,SIGUSR2)");
+  CHECK(UsageError({"--forward-signals", "SIGKILL", "s"}) ==
+        "--forward-signals: cannot forward SIGKILL: it cannot be caught");
+  CHECK(UsageError({"s"}, {{"PET_FORWARD_SIGNALS", "SIGFOO"}}).find("'SIGFOO'") !=
+        std::string::npos);
+  // SIGTERM is in the default --signals-to-handle.
+  CHECK(UsageError({"--forward-signals", "SIGUSR1,SIGTERM", "s"}) ==
+        "SIGTERM is in both --forward-signals and --signals-to-handle (which tears the job down "
+        "on it); leave it in one of them");
+  CHECK(UsageError({"--signals-to-handle=SIGTERM,SIGUSR1", "--forward-signals=SIGUSR1", "s"})
+            .starts_with("SIGUSR1 is in both"));
+}
+
 TEST_CASE("an empty --master-addr is a one-line usage error, from argv or PET_MASTER_ADDR") {
   const std::string expected =
       "--master-addr is empty; give the address of the node-rank-0 host (default 127.0.0.1)";
@@ -509,6 +539,20 @@ TEST_CASE("warnings given before a value error are kept") {
   CHECK(r.status == ParseStatus::kValueError);
   REQUIRE(r.warnings.size() == 1);
   CHECK(r.warnings[0].find("SIGNOPE") != std::string::npos);
+}
+
+TEST_CASE("worker store: agent by default, rank0 from the command line or PET_WORKER_STORE") {
+  CHECK(Ok({"s"}).worker_store == WorkerStore::kAgent);
+  CHECK(Ok({"--worker-store=rank0", "s"}).worker_store == WorkerStore::kRank0);
+  CHECK(Ok({"--worker_store", "rank0", "s"}).worker_store == WorkerStore::kRank0);
+  CHECK(Ok({"s"}, {{"PET_WORKER_STORE", "rank0"}}).worker_store == WorkerStore::kRank0);
+  CHECK(Ok({"--worker-store=agent", "s"}, {{"PET_WORKER_STORE", "rank0"}}).worker_store ==
+        WorkerStore::kAgent);
+  CHECK(UsageError({"--worker-store=rank1", "s"}) ==
+        "argument --worker-store/--worker_store: invalid choice: 'rank1' (choose from 'agent', "
+        "'rank0')");
+  CHECK(ValueError({"s"}, {{"PET_WORKER_STORE", "master"}}) ==
+        "--worker-store master: need agent or rank0");
 }
 
 }  // namespace

@@ -33,5 +33,43 @@ TEST_CASE("uncatchable signals and SIGCHLD are skipped with a warning") {
   CHECK(list.warnings.size() == 3);
 }
 
+TEST_CASE("forward signals: names in order, without repeats; empty is none") {
+  std::string error;
+  CHECK(ParseForwardSignals(" SIGUSR1 ,SIGUSR2,SIGUSR1", &error) ==
+        std::vector<int>{SIGUSR1, SIGUSR2});
+  CHECK(ParseForwardSignals("SIGRTMIN,SIGCONT", &error) == std::vector<int>{SIGRTMIN, SIGCONT});
+  CHECK(ParseForwardSignals("", &error) == std::vector<int>{});
+  CHECK(ParseForwardSignals("  ", &error) == std::vector<int>{});
+  CHECK(error.empty());
+}
+
+TEST_CASE("forward signals: an unknown name is an error that names it") {
+  std::string error;
+  CHECK_FALSE(ParseForwardSignals("SIGUSR1,USR2", &error));
+  CHECK(error ==
+        "--forward-signals: 'USR2' is not a signal name (use the SIG names, "
+        "comma-separated: SIGUSR1,SIGUSR2)");
+  CHECK_FALSE(ParseForwardSignals("SIGUSR1,", &error));
+  CHECK(error.starts_with("--forward-signals: '' is not a signal name"));
+  CHECK_FALSE(ParseForwardSignals("sigusr1", &error));
+}
+
+TEST_CASE("forward signals: uncatchable signals and SIGCHLD are errors") {
+  std::string error;
+  CHECK_FALSE(ParseForwardSignals("SIGKILL", &error));
+  CHECK(error == "--forward-signals: cannot forward SIGKILL: it cannot be caught");
+  CHECK_FALSE(ParseForwardSignals("SIGUSR1,SIGSTOP", &error));
+  CHECK(error == "--forward-signals: cannot forward SIGSTOP: it cannot be caught");
+  CHECK_FALSE(ParseForwardSignals("SIGCHLD", &error));
+  CHECK(error.find("SIGCHLD") != std::string::npos);
+}
+
+TEST_CASE("signal module names") {
+  CHECK(SignalModuleName(SIGUSR1) == "SIGUSR1");
+  CHECK(SignalModuleName(SIGABRT) == "SIGABRT");
+  CHECK(SignalModuleName(SIGRTMIN) == "SIGRTMIN");
+  CHECK(SignalModuleName(SIGRTMIN + 1) == "signal " + std::to_string(SIGRTMIN + 1));
+}
+
 }  // namespace
 }  // namespace cpplaunch

@@ -17,7 +17,7 @@ EnvMap With(EnvMap env, const EnvMap& more) {
   return env;
 }
 
-TEST_CASE("--engine spellings") {
+TEST_CASE("engine option spellings") {
   CHECK(ParseEngineChoice("auto") == EngineChoice::kAuto);
   CHECK(ParseEngineChoice("none") == EngineChoice::kNone);
   CHECK(ParseEngineChoice("slurm") == EngineChoice::kSlurm);

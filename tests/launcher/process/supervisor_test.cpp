@@ -122,6 +122,38 @@ TEST_CASE("Supervisor forwards an agent signal, tears down and never restarts",
   CHECK(f.ExitOf(2).role == ExitRole::kStopped);
 }
 
+TEST_CASE("Supervisor passes a forwarded signal on and the attempt goes on",
+          "[launcher][supervisor]") {
+  Fixture f;
+  CHECK(!f.supervisor.PassOn(SIGUSR1));  // no attempt: nothing to pass it to
+  f.Run(2);
+  CHECK(f.supervisor.PassOn(SIGUSR1));
+  CHECK(f.supervisor.PassOn(SIGUSR1));
+  CHECK(f.group.signals == std::vector<int>{SIGUSR1, SIGUSR1});
+  CHECK(f.group.stops.empty());
+  f.group.Exit(0, WorkerExit::Exited(0));
+  f.group.Exit(1, WorkerExit::Exited(0));
+  f.group.FinishStop();
+  REQUIRE(f.result);
+  CHECK(f.result->outcome == AttemptOutcome::kSucceeded);
+  CHECK(f.result->signal == 0);
+}
+
+TEST_CASE("Supervisor counts a death by a passed-on signal as a failure",
+          "[launcher][supervisor]") {
+  Fixture f;
+  f.Run(2);
+  CHECK(f.supervisor.PassOn(SIGUSR1));
+  f.group.Exit(0, WorkerExit::Signaled(SIGUSR1));  // the worker had no handler
+  REQUIRE(f.group.stops.size() == 1);
+  f.group.Exit(1, WorkerExit::Signaled(SIGTERM));
+  f.group.FinishStop();
+  REQUIRE(f.result);
+  CHECK(f.result->outcome == AttemptOutcome::kFailed);
+  CHECK(f.ExitOf(0).role == ExitRole::kFailed);
+  CHECK(f.ExitOf(1).role == ExitRole::kStopped);
+}
+
 TEST_CASE("Supervisor ignores agent signals between attempts", "[launcher][supervisor]") {
   Fixture f;
   CHECK(!f.supervisor.OnSignal(SIGTERM));

@@ -5,16 +5,24 @@ Runs one scenario of torch.distributed.TCPStore calls (set, get, add, compare_se
 timeouts, delete_key, num_keys, PrefixStore, a late-wait desync) against both servers and
 requires identical results.
 
+With PyTorch >= 2 (torch26_client_compat.py runs it with Debian's 2.6), clients and the
+reference server are made with use_libuv=False (Debian's 2.6 has no libuv), and a second
+scenario adds what only the modern client offers (multi_get, multi_set, append, check, waits
+that time out with CANCEL_WAIT; every connection starts with VALIDATE and PING).
+
 usage: torch_client_compat.py PATH/TO/cpplaunch-store
+       torch_client_compat.py --results PORT|reference   (one side's results as JSON lines)
 Exit status: 0 same results, 1 a difference or a failure, 77 torch is not importable (skip).
 """
 import datetime
+import json
 import subprocess
 import sys
 import threading
 import time
 
 try:
+    import torch
     import torch.distributed as dist
 except ImportError as error:  # pragma: no cover
     print(f"SKIP: torch is not importable: {error}")
@@ -25,8 +33,14 @@ TIMEOUT = datetime.timedelta(seconds=10)
 SHORT = datetime.timedelta(milliseconds=300)
 
 
+# Debian's 2.6 is built without libuv, yet TCPStore defaults to use_libuv=True (1.13: no such
+# argument).
+MODERN = int(torch.__version__.split(".")[0]) >= 2
+STORE_ARGS = {"use_libuv": False} if MODERN else {}
+
+
 def client(port, timeout=TIMEOUT):
-    store = dist.TCPStore(HOST, port, is_master=False, timeout=TIMEOUT)
+    store = dist.TCPStore(HOST, port, is_master=False, timeout=TIMEOUT, **STORE_ARGS)
     store.set_timeout(timeout)  # 1.13 cannot connect with a sub-second timeout
     return store
 
@@ -109,6 +123,64 @@ def scenario(port):
     record("prefix raw get", lambda: other.get("/worker/attempt_0/default_pg/0"))
     record("prefix add", lambda: pg.add("store_based_barrier_key:1", 1))
     record("num_keys end", lambda: s.num_keys())
+    if MODERN:
+        results += modern_scenario(port)
+    return results
+
+
+def modern_scenario(port):
+    """What only the modern (>= 2.1) client sends, as (label, value)."""
+    results = []
+
+    def record(label, fn):
+        results.append((label, attempt(fn)))
+
+    s, other = client(port), client(port)
+    offered = [name for name in ("multi_get", "multi_set", "append", "check", "queue_push",
+                                 "queue_pop", "queue_len", "list_keys") if hasattr(s, name)]
+    record("client offers", lambda: offered)
+    record("extended api", lambda: s.has_extended_api())
+    record("multi_set", lambda: s.multi_set(["m/a", "m/b", "m/c"], ["1", b"\x00two", ""]))
+    record("multi_get", lambda: s.multi_get(["m/c", "m/a", "m/b"]))
+    record("multi_get one", lambda: s.multi_get(["m/a"]))
+    record("multi_set overwrite", lambda: s.multi_set(["m/a"], ["one"]))
+    record("multi_get by other", lambda: other.multi_get(["m/a", "m/b"]))
+    record("multi_set empty", lambda: s.multi_set([], []))
+    record("multi_get empty", lambda: s.multi_get([]))
+    record("append new", lambda: s.append("ap", "x"))
+    record("append more", lambda: s.append("ap", b"y\x00z"))
+    record("get appended", lambda: s.get("ap"))
+    record("append to counter", lambda: (s.add("apn", 7), s.append("apn", "0"), s.add("apn", 1)))
+    record("check present", lambda: s.check(["m/a", "ap"]))
+    record("check one missing", lambda: s.check(["m/a", "none"]))
+    record("check none", lambda: s.check([]))
+    record("num_keys", lambda: s.num_keys())
+
+    # A timed-out wait ends with CANCEL_WAIT, so the connection stays usable (1.13 desyncs).
+    short = client(port, SHORT)
+    record("wait times out", lambda: short.wait(["w/late"], SHORT))
+    record("same connection after cancel", lambda: short.add("w/n", 5))
+    other.set("w/late", "now")
+    time.sleep(0.1)
+    record("no stray wake-up", lambda: short.add("w/n", 1))
+    record("wait present now", lambda: short.wait(["w/late"], SHORT))
+
+    def set_later():
+        time.sleep(0.1)
+        other.multi_set(["w/x", "w/y"], ["1", "2"])
+
+    setter = threading.Thread(target=set_later)
+    setter.start()
+    record("multi_get waits for keys", lambda: s.multi_get(["w/x", "w/y"]))
+    setter.join()
+    record("multi_get missing times out", lambda: short.multi_get(["w/never"]))
+    record("connection after multi_get timeout", lambda: short.get("w/late"))
+    big = bytes(range(256)) * 4096
+    record("multi_set 2 MiB", lambda: s.multi_set(["big1", "big2"], [big, big[::-1]]))
+    record("multi_get 2 MiB", lambda: [v == w for v, w in zip(other.multi_get(["big1", "big2"]),
+                                                              (big, big[::-1]))])
+    record("delete after multi_set", lambda: s.delete_key("m/a"))
+    record("num_keys end", lambda: s.num_keys())
     return results
 
 
@@ -124,16 +196,21 @@ def run_against_cpplaunch(store_binary):
 
 
 def run_against_pytorch():
-    master = dist.TCPStore(HOST, 0, is_master=True, wait_for_workers=False, timeout=TIMEOUT)
+    master = dist.TCPStore(HOST, 0, is_master=True, wait_for_workers=False, timeout=TIMEOUT,
+                           **STORE_ARGS)
     return scenario(master.port)
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    ours = run_against_cpplaunch(sys.argv[1])
-    reference = run_against_pytorch()
+def print_results(side):
+    """One JSON line [label, repr(value)] per result: the other side of the comparison runs in
+    another Python (torch26_client_compat.py)."""
+    results = run_against_pytorch() if side == "reference" else scenario(int(side))
+    for label, value in results:
+        print(json.dumps([label, repr(value)]), flush=True)
+    return 0
+
+
+def compare(ours, reference):
     differences = 0
     for (label, mine), (_, theirs) in zip(ours, reference):
         same = mine == theirs
@@ -144,6 +221,15 @@ def main():
         return 1
     print(f"{len(ours)} results, {differences} differences")
     return 1 if differences else 0
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--results":
+        return print_results(sys.argv[2])
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    return compare(run_against_cpplaunch(sys.argv[1]), run_against_pytorch())
 
 
 if __name__ == "__main__":
