@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "launcher/agent/store_security.h"
+#include "launcher/cli/rdzv_config.h"
 #include "rendezvous/store/store_server.h"
 
 namespace cpplaunch {
@@ -17,10 +19,11 @@ namespace cpplaunch {
 // Listens on `addr`:`port` only. When the user did not choose the port (`port_was_chosen`
 // false) and it is busy, the store listens on a free port instead and `say` tells why.
 // Throws StoreBindError otherwise. The store takes at most StoreConnectionCap(the soft
-// RLIMIT_NOFILE now, nproc_per_node) connections. `security`: the agents' secret and the
-// allowed peer networks (docs/security.md).
+// RLIMIT_NOFILE now, nproc_per_node) connections. `budget` bounds what clients can make the
+// store hold; refusals are told through `say`. `security`: the agents' secret and the allowed
+// peer networks (docs/security.md).
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
-                                        int port, bool port_was_chosen,
+                                        int port, bool port_was_chosen, const BudgetLimits& budget,
                                         const std::function<void(const std::string&)>& say,
                                         int nproc_per_node = 1, const StoreSecurity& security = {});
 
@@ -36,5 +39,10 @@ inline constexpr uint64_t kMaxStoreConnections = 16384;
 // Pure: min(16384, fd_limit - reserve), at least 1 (a store that takes no connection is no
 // store; with a limit below the reserve the agent cannot run its workers either).
 std::size_t StoreConnectionCap(uint64_t fd_limit, int nproc_per_node);
+
+// The store's limits from --rdzv-conf: `store_max_bytes` (the memory budget; a byte count with
+// an optional K/M/G suffix, binary: 2G = 2 GiB; at least 16M). nullopt with *error (one line)
+// when the value is malformed.
+std::optional<BudgetLimits> StoreBudgetFromConf(const RdzvConfig& conf, std::string* error);
 
 }  // namespace cpplaunch

@@ -12,6 +12,8 @@ namespace {
 // Bulk-remove stale wait entries once they are both numerous and the majority: amortised O(1)
 // per cancelled registration, and no per-key bookkeeping on the hot path.
 constexpr size_t kSweepThreshold = 1024;
+// Values from this size on are kept at their size, not the capacity their reading left.
+constexpr size_t kShrinkFrom = 64 * 1024;
 
 // isspace() in the C locale, which is what strtoll (under std::stoll) skips.
 bool IsSpace(char c) {
@@ -53,7 +55,11 @@ void TableEffects::Clear() {
   woken.clear();
   notices.clear();
   error.clear();
+  refused = false;
+  more = false;
 }
+
+KvTable::KvTable(StoreBudget* budget) : budget_(budget != nullptr ? budget : &own_budget_) {}
 
 void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
   effects->Clear();
@@ -69,9 +75,9 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
     case Command::kAdd:
       return Add(request, effects);
     case Command::kCheck:
-      return Check(request, effects);
+      return StartLong(conn, request, effects);
     case Command::kWait:
-      return Wait(conn, request, effects);
+      return StartLong(conn, request, effects);
     case Command::kGetNumKeys:
       // Keys only, not queues, as the libuv server counts (the legacy one has no queues).
       return EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
@@ -82,9 +88,9 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
     case Command::kAppend:
       return Append(request, effects);
     case Command::kMultiGet:
-      return MultiGet(request, effects);
+      return StartLong(conn, request, effects);
     case Command::kMultiSet:
-      return MultiSet(request, effects);
+      return StartLong(conn, request, effects);
     case Command::kCancelWait:
       return CancelWait(conn, effects);
     case Command::kPing:
@@ -104,8 +110,7 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
     case Command::kWill:
       return Will(conn, request, effects);
     case Command::kCancelWills:
-      owners_.CancelWills(conn);
-      return EncodeU8(kAgentAccepted, &effects->reply);
+      return CancelWills(conn, effects);
     case Command::kAgentHello:
     case Command::kAgentProof:
     case Command::kClearWorkerKeys:
@@ -129,8 +134,24 @@ void KvTable::Set(Request& request, TableEffects* effects) {
   Store(std::move(request.keys[0]), std::move(request.values[0]), effects);
 }
 
-void KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
-  auto [it, created] = data_.try_emplace(std::move(key));
+bool KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
+  // A value read in pieces may hold twice its size; the budget counts what is really held.
+  if (value.size() >= kShrinkFrom && value.capacity() > value.size() + value.size() / 8) {
+    value.shrink_to_fit();
+  }
+  auto it = data_.find(key);
+  const uint64_t old_cost =
+      it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
+  const uint64_t new_cost = StoreBudget::EntryCost(key, value.capacity());
+  if (new_cost > old_cost && !budget_->CanStore(new_cost - old_cost)) {
+    return Refuse("storing " + ByteSize(value.size()) + " at key " + Quoted(key), effects);
+  }
+  const bool created = it == data_.end();
+  if (created) {
+    key_bytes_ += key.size();
+    it = data_.try_emplace(std::move(key)).first;
+  }
+  Recharge(old_cost, new_cost);
   // Watchers exist only for legacy WATCH_KEY; without them the old value is not worth a copy.
   if (watchers_.empty()) {
     it->second = std::move(value);
@@ -140,6 +161,19 @@ void KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
     Notify(it->first, created ? kKeyCreated : kKeyUpdated, old, it->second, effects);
   }
   Touch(it->first, effects);
+  return true;
+}
+
+// Always false, for `return Refuse(...)`.
+bool KvTable::Refuse(std::string what, TableEffects* effects) {
+  effects->error = std::move(what) + " would exceed " + budget_->Describe();
+  effects->refused = true;
+  return false;
+}
+
+void KvTable::Recharge(uint64_t old_cost, uint64_t new_cost) {
+  budget_->RemoveStored(old_cost);
+  budget_->AddStored(new_cost);
 }
 
 // Reference semantics, including its quirks: a missing key with a non-empty `expected` stores
@@ -150,17 +184,12 @@ void KvTable::CompareSet(Request& request, TableEffects* effects) {
   Bytes& expected = request.values[0];
   Bytes& desired = request.values[1];
   auto it = data_.find(key);
-  if (it == data_.end()) {
-    if (!expected.empty()) return EncodeBytes(expected, &effects->reply);
+  if (it == data_.end() ? expected.empty() : it->second == expected) {
     EncodeBytes(desired, &effects->reply);
-    Store(std::move(request.keys[0]), std::move(desired), effects);
+    if (!Store(std::move(request.keys[0]), std::move(desired), effects)) effects->reply.clear();
     return;
   }
-  if (it->second == expected) {
-    EncodeBytes(desired, &effects->reply);
-    Store(std::move(request.keys[0]), std::move(desired), effects);
-    return;
-  }
+  if (it == data_.end()) return EncodeBytes(expected, &effects->reply);
   EncodeBytes(it->second, &effects->reply);
 }
 
@@ -197,25 +226,26 @@ bool KvTable::AddToCounter(const std::string& key, int64_t delta, int64_t* resul
     old = *parsed;
   }
   *result = static_cast<int64_t>(static_cast<uint64_t>(old) + static_cast<uint64_t>(delta));
+  Bytes text = std::to_string(*result);
+  const uint64_t old_cost =
+      it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
+  const uint64_t new_cost = StoreBudget::EntryCost(key, text.capacity());
+  if (new_cost > old_cost && !budget_->CanStore(new_cost - old_cost)) {
+    return Refuse("a counter at key " + Quoted(key), effects);
+  }
   bool created = it == data_.end();
-  if (created) it = data_.try_emplace(key).first;
+  if (created) {
+    key_bytes_ += key.size();
+    it = data_.try_emplace(key).first;
+  }
+  Recharge(old_cost, new_cost);
   if (watchers_.empty()) {
-    it->second = std::to_string(*result);
+    it->second = std::move(text);
   } else {
-    Bytes previous = std::exchange(it->second, std::to_string(*result));
+    Bytes previous = std::exchange(it->second, std::move(text));
     Notify(key, created ? kKeyCreated : kKeyUpdated, previous, it->second, effects);
   }
   return true;
-}
-
-void KvTable::Check(Request& request, TableEffects* effects) {
-  bool ready = std::all_of(request.keys.begin(), request.keys.end(),
-                           [this](const std::string& key) { return Present(key); });
-  EncodeU8(ready ? kCheckReady : kCheckNotReady, &effects->reply);
-}
-
-void KvTable::Wait(ConnId conn, Request& request, TableEffects* effects) {
-  Register(conn, request.keys, effects);
 }
 
 void KvTable::DeleteKey(Request& request, TableEffects* effects) {
@@ -229,6 +259,8 @@ void KvTable::Erase(std::string_view key, TableEffects* effects) {
   auto it = data_.find(key);
   if (it == data_.end()) return;
   owners_.Release(key);
+  budget_->RemoveStored(StoreBudget::EntryCost(it->first, it->second.capacity()));
+  key_bytes_ -= it->first.size();
   if (watchers_.empty()) {
     data_.erase(it);
     return;
@@ -245,51 +277,90 @@ void KvTable::Erase(std::string_view key, TableEffects* effects) {
 void KvTable::Claim(ConnId conn, Request& request, TableEffects* effects) {
   auto it = data_.find(request.keys[0]);
   if (it != data_.end()) return EncodeBytes(it->second, &effects->reply);
+  const std::string key = request.keys[0];
   EncodeBytes(request.values[0], &effects->reply);
-  owners_.Own(conn, request.keys[0]);
-  Store(std::move(request.keys[0]), std::move(request.values[0]), effects);
+  if (!Store(std::move(request.keys[0]), std::move(request.values[0]), effects)) {
+    effects->reply.clear();  // refused by the budget: nothing stored, nothing owned
+    return;
+  }
+  owners_.Own(conn, key);
 }
 
+// A will is held until its connection closes, so it is charged to the budget like a stored key;
+// one that does not fit is refused like one over the count (the connection stays).
 void KvTable::Will(ConnId conn, Request& request, TableEffects* effects) {
-  bool added = owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
+  const uint64_t before = owners_.WillsCost(conn);
+  const uint64_t cost = StoreBudget::EntryCost(request.keys[0], request.values[0].capacity());
+  bool added = budget_->CanStore(cost) &&
+               owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
+  if (added) Recharge(before, owners_.WillsCost(conn));
   EncodeU8(added ? kAgentAccepted : kAgentRefused, &effects->reply);
+}
+
+void KvTable::CancelWills(ConnId conn, TableEffects* effects) {
+  budget_->RemoveStored(owners_.WillsCost(conn));
+  owners_.CancelWills(conn);
+  EncodeU8(kAgentAccepted, &effects->reply);
 }
 
 int64_t KvTable::Clear(TableEffects* effects) {
   const auto count = static_cast<int64_t>(data_.size() + queues_.size());
-  // Only watched keys need a notice; walking the watchers keeps this O(keys) with no copies.
-  for (const auto& [key, conns] : watchers_) {
-    auto it = data_.find(key);
-    if (it == data_.end()) continue;
-    for (ConnId conn : conns) {
-      TableEffects::Notice notice{conn, {}};
-      EncodeWatchEvent(kKeyDeleted, key, it->second, {}, &notice.bytes);
-      effects->notices.push_back(std::move(notice));
-    }
+  // Only watched keys need a notice; walking the watchers keeps this O(watched keys).
+  for (const auto& entry : watchers_) {
+    auto it = data_.find(entry.first);
+    if (it != data_.end()) Notify(it->first, kKeyDeleted, it->second, {}, effects);
   }
   // Set aside rather than cleared: the new maps start small, and the old ones are freed in slices.
   cleared_keys_.push_back(std::exchange(data_, {}));
   cleared_queues_.push_back(std::exchange(queues_, {}));
+  key_bytes_ = 0;
   owners_.ReleaseAll();
   return count;
 }
 
+// The budget is given back as the memory is: entry by entry, at the costs Store and QueuePush
+// charged.
 bool KvTable::ReleaseSome(size_t max_entries) {
-  auto release = [&max_entries](auto& maps) {
+  auto release = [&max_entries](auto& maps, auto cost) {
     while (!maps.empty() && max_entries > 0) {
       auto& map = maps.back();
       // erase(begin()) is O(1): the nodes form one list that begin() heads.
-      for (; !map.empty() && max_entries > 0; --max_entries) map.erase(map.begin());
+      for (; !map.empty() && max_entries > 0; --max_entries) {
+        cost(*map.begin());
+        map.erase(map.begin());
+      }
       if (map.empty()) maps.pop_back();
     }
   };
-  release(cleared_keys_);
-  release(cleared_queues_);
+  release(cleared_keys_, [this](const auto& entry) {
+    budget_->RemoveStored(StoreBudget::EntryCost(entry.first, entry.second.capacity()));
+  });
+  release(cleared_queues_, [this](const auto& entry) {
+    budget_->RemoveStored(entry.first.size());
+    for (const Bytes& item : entry.second) {
+      budget_->RemoveStored(StoreBudget::EntryCost({}, item.capacity()));
+    }
+  });
   return !cleared_keys_.empty() || !cleared_queues_.empty();
 }
 
 void KvTable::Append(Request& request, TableEffects* effects) {
-  auto [it, created] = data_.try_emplace(std::move(request.keys[0]));
+  const std::string& key = request.keys[0];
+  auto it = data_.find(key);
+  const uint64_t old_cost =
+      it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
+  const uint64_t old_size = it == data_.end() ? 0 : it->second.size();
+  // Checked at the size it will have; the string's spare capacity is charged after the append.
+  if (!budget_->CanStore(StoreBudget::EntryCost(key, old_size + request.values[0].size()) -
+                         std::min(old_cost, StoreBudget::EntryCost(key, old_size)))) {
+    Refuse("appending " + ByteSize(request.values[0].size()) + " to key " + Quoted(key), effects);
+    return;
+  }
+  const bool created = it == data_.end();
+  if (created) {
+    key_bytes_ += key.size();
+    it = data_.try_emplace(std::move(request.keys[0])).first;
+  }
   if (watchers_.empty()) {
     it->second.append(request.values[0]);
   } else {
@@ -297,26 +368,8 @@ void KvTable::Append(Request& request, TableEffects* effects) {
     it->second.append(request.values[0]);
     Notify(it->first, created ? kKeyCreated : kKeyUpdated, old, it->second, effects);
   }
+  Recharge(old_cost, StoreBudget::EntryCost(it->first, it->second.capacity()));
   Touch(it->first, effects);
-}
-
-// All or nothing: a missing key fails the request as the legacy server does.
-void KvTable::MultiGet(Request& request, TableEffects* effects) {
-  for (const auto& key : request.keys) {
-    auto it = data_.find(key);
-    if (it == data_.end()) {
-      effects->reply.clear();
-      effects->error = "MULTI_GET of missing key " + Quoted(key);
-      return;
-    }
-    EncodeBytes(it->second, &effects->reply);
-  }
-}
-
-void KvTable::MultiSet(Request& request, TableEffects* effects) {
-  for (size_t i = 0; i < request.keys.size(); ++i) {
-    Store(std::move(request.keys[i]), std::move(request.values[i]), effects);
-  }
 }
 
 // Always answers WAIT_CANCELED. A STOP_WAITING produced earlier was already handed to the
@@ -326,15 +379,39 @@ void KvTable::CancelWait(ConnId conn, TableEffects* effects) {
   EncodeU8(kWaitCanceled, &effects->reply);
 }
 
+// A repeated watch of one key by one connection counts once (the reference would notify it once
+// per registration, which 2,000 registrations and one big SET turn into gigabytes).
 void KvTable::WatchKey(ConnId conn, Request& request, TableEffects* effects) {
-  watchers_[request.keys[0]].push_back(conn);
-  watched_[conn].push_back(request.keys[0]);
+  std::vector<ConnId>& watchers = watchers_[request.keys[0]];
+  if (std::find(watchers.begin(), watchers.end(), conn) == watchers.end()) {
+    std::vector<std::string>& keys = watched_[conn];
+    const uint64_t cap = budget_->limits().max_watches_per_connection;
+    if (keys.size() >= cap) {
+      if (watchers.empty()) watchers_.erase(request.keys[0]);
+      effects->error = "watching more than " + std::to_string(cap) +
+                       " keys on one connection (the store's limit)";
+      effects->refused = true;
+      return;
+    }
+    watchers.push_back(conn);
+    keys.push_back(request.keys[0]);
+  }
   EncodeU8(kKeyCallbackRegistered, &effects->reply);
 }
 
 void KvTable::QueuePush(Request& request, TableEffects* effects) {
+  const uint64_t cost = StoreBudget::EntryCost({}, request.values[0].capacity());
+  if (!budget_->CanStore(cost + request.keys[0].size())) {
+    Refuse("pushing " + ByteSize(request.values[0].size()) + " to queue " + Quoted(request.keys[0]),
+           effects);
+    return;
+  }
   auto it = queues_.find(request.keys[0]);
-  if (it == queues_.end()) it = queues_.try_emplace(request.keys[0]).first;
+  if (it == queues_.end()) {
+    it = queues_.try_emplace(request.keys[0]).first;
+    budget_->AddStored(it->first.size());
+  }
+  budget_->AddStored(cost);
   it->second.push_back(std::move(request.values[0]));
   WakeOne(it->first, effects);
 }
@@ -344,9 +421,13 @@ void KvTable::QueuePop(Request& request, TableEffects* effects) {
   if (it == queues_.end()) return EncodeI64(0, &effects->reply);
   EncodeI64(static_cast<int64_t>(it->second.size()), &effects->reply);
   EncodeBytes(it->second.front(), &effects->reply);
+  budget_->RemoveStored(StoreBudget::EntryCost({}, it->second.front().capacity()));
   it->second.pop_front();
   // An empty queue must stop counting as present for WAIT and CHECK.
-  if (it->second.empty()) queues_.erase(it);
+  if (it->second.empty()) {
+    budget_->RemoveStored(it->first.size());
+    queues_.erase(it);
+  }
 }
 
 void KvTable::QueueLen(Request& request, TableEffects* effects) {
@@ -354,7 +435,17 @@ void KvTable::QueueLen(Request& request, TableEffects* effects) {
   EncodeI64(it == queues_.end() ? 0 : static_cast<int64_t>(it->second.size()), &effects->reply);
 }
 
+// Sized before it is built: a count, then each key with its length.
 void KvTable::ListKeys(TableEffects* effects) {
+  const uint64_t size = 8 + 8 * uint64_t{data_.size()} + key_bytes_;
+  if (size > budget_->limits().max_reply_bytes) {
+    effects->error = "a key list of " + ByteSize(size) + " (" + std::to_string(data_.size()) +
+                     " keys) is over the store's reply limit of " +
+                     ByteSize(budget_->limits().max_reply_bytes);
+    effects->refused = true;
+    return;
+  }
+  effects->reply.reserve(size);
   EncodeI64(static_cast<int64_t>(data_.size()), &effects->reply);
   for (const auto& entry : data_) EncodeBytes(entry.first, &effects->reply);
 }
@@ -386,25 +477,6 @@ bool KvTable::Present(std::string_view key) const {
 KvTable::Waiter& KvTable::WaiterOf(ConnId conn) {
   if (conn >= waiters_.size()) waiters_.resize(size_t{conn} + 1);
   return waiters_[conn];
-}
-
-// One counter per connection, as the reference: a second WAIT replaces a pending one (the
-// reference would instead add to it; its clients never do either).
-void KvTable::Register(ConnId conn, const std::vector<std::string>& keys, TableEffects* effects) {
-  DropWait(conn);
-  uint64_t missing = 0;
-  for (const auto& key : keys) missing += Present(key) ? 0 : 1;
-  if (missing == 0) return EncodeU8(kStopWaiting, &effects->reply);
-  Waiter& waiter = WaiterOf(conn);
-  waiter.ticket = next_ticket_++;
-  waiter.remaining = missing;
-  for (const auto& key : keys) {
-    if (Present(key)) continue;
-    auto it = waiting_.find(key);
-    if (it == waiting_.end()) it = waiting_.try_emplace(key).first;
-    it->second.push_back({conn, waiter.ticket});
-  }
-  total_entries_ += missing;
 }
 
 void KvTable::Touch(std::string_view key, TableEffects* effects) {
@@ -469,6 +541,7 @@ void KvTable::SweepStaleEntries() {
 }
 
 void KvTable::Disconnect(ConnId conn, TableEffects* effects) {
+  DropLong(conn);
   DropWait(conn);
   auto watched = watched_.find(conn);
   if (watched != watched_.end()) {
@@ -485,9 +558,12 @@ void KvTable::Disconnect(ConnId conn, TableEffects* effects) {
   effects->Clear();
   // Owned keys first, so that a will may name a key its own connection owned.
   for (const auto& key : owners_.TakeOwned(conn)) Erase(key, effects);
+  budget_->RemoveStored(owners_.WillsCost(conn));
   for (auto& [key, value] : owners_.TakeWills(conn)) {
+    // A will the budget refuses is dropped; the connection is gone anyway.
     if (!Present(key)) Store(std::move(key), std::move(value), effects);
   }
+  effects->error.clear();
 }
 
 // ---- Legacy watch notifications
@@ -496,11 +572,15 @@ void KvTable::Notify(std::string_view key, uint8_t type, std::string_view old_va
                      std::string_view new_value, TableEffects* effects) {
   auto it = watchers_.find(key);
   if (it == watchers_.end()) return;
-  for (ConnId conn : it->second) {
-    TableEffects::Notice notice{conn, {}};
+  // Sized before it is built, and built once: the server queues it to each watcher, charging
+  // the budget per copy (a watcher it does not fit is closed there).
+  TableEffects::Notice notice{
+      it->second, {}, 25 + key.size() + old_value.size() + new_value.size()};
+  if (budget_->CanQueue(notice.size)) {
+    notice.bytes.reserve(notice.size);
     EncodeWatchEvent(type, key, old_value, new_value, &notice.bytes);
-    effects->notices.push_back(std::move(notice));
   }
+  effects->notices.push_back(std::move(notice));
 }
 
 }  // namespace cpplaunch

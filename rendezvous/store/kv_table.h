@@ -3,6 +3,11 @@
 // counters, queues, pending waits and legacy key watches. Pure: no locks, no clock, no I/O.
 // Each request returns TableEffects saying which bytes go to which connection; the server
 // delivers them. Not thread-safe: one owner (the server's loop thread).
+//
+// Bounded: what a request would store, and every reply and notification, is sized and checked
+// against the StoreBudget before it is built. Long requests (CHECK, WAIT, MULTI_GET, MULTI_SET
+// beyond one slice of keys or bytes) are applied in slices: Apply does the first, and the caller
+// runs Continue later, letting other work run in between (kv_long_requests.cpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +20,7 @@
 #include <vector>
 
 #include "rendezvous/store/owner_table.h"
+#include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire_format.h"
 
 namespace cpplaunch {
@@ -26,9 +32,11 @@ using ConnId = uint32_t;
 // What one request produced. Delivery order per connection: `reply` to the requester, then one
 // STOP_WAITING byte to every connection in `woken` (possibly the requester), then `notices`.
 struct TableEffects {
+  // One legacy WATCH_KEY notification, built once for all its watchers.
   struct Notice {
-    ConnId conn;
-    std::string bytes;
+    std::vector<ConnId> conns;
+    std::string bytes;  // empty when `size` did not fit the budget: refuse the watchers instead
+    uint64_t size = 0;
   };
   std::string reply;
   std::vector<ConnId> woken;
@@ -37,17 +45,33 @@ struct TableEffects {
   // reference server closes the requester's connection and so should the caller. Nothing of the
   // request was applied.
   std::string error;
+  // With `error`: a limit refused the request (the budget, a reply size, the watches of one
+  // connection); the error names it, and the server reports it.
+  bool refused = false;
+  // The request is not finished (a long one, applied in slices): the table kept it. Deliver
+  // what it produced, then call KvTable::Continue for the same connection after other work ran.
+  bool more = false;
 
   void Clear();
 };
 
 class KvTable {
  public:
+  // `budget` (not owned; shared with the server) must outlive the table; null: an own budget
+  // with the default limits.
+  explicit KvTable(StoreBudget* budget = nullptr);
+  KvTable(const KvTable&) = delete;
+  KvTable& operator=(const KvTable&) = delete;
+
   // Applies `request` from `conn` and fills *effects (cleared first). May move from `request`.
   void Apply(ConnId conn, Request& request, TableEffects* effects);
-  // Forgets `conn`'s pending wait and its watches, deletes the keys it owns (CLAIM) and then
-  // carries out its wills (WILL), whose wake-ups and notices land in *effects (cleared first;
-  // may be null when the caller cannot deliver them). Call when the connection closes.
+  // Applies the next slice of `conn`'s unfinished request (effects->more was set). Nothing
+  // happens when `conn` has none.
+  void Continue(ConnId conn, TableEffects* effects);
+  // Forgets `conn`'s pending wait, its watches and an unfinished request, deletes the keys it owns
+  // (CLAIM) and then carries out its wills (WILL), whose wake-ups and notices land in *effects
+  // (cleared first; may be null when the caller cannot deliver them). Call when the connection
+  // closes.
   void Disconnect(ConnId conn, TableEffects* effects = nullptr);
   // Deletes every key and queue (CLEAR_WORKER_KEYS), however many, without listing them; returns
   // how many there were. Watchers of deleted keys get KEY_DELETED in *effects (not cleared);
@@ -63,6 +87,8 @@ class KvTable {
   std::optional<Bytes> Find(std::string_view key) const;
   bool waiting(ConnId conn) const;  // has a pending WAIT or BARRIER
   size_t wait_entries() const { return total_entries_; }
+  bool unfinished(ConnId conn) const { return long_.count(conn) != 0; }
+  const StoreBudget& budget() const { return *budget_; }
 
  private:
   struct Hash {
@@ -83,17 +109,25 @@ class KvTable {
     uint64_t ticket = 0;     // 0: not waiting
     uint64_t remaining = 0;  // entries still to be touched before STOP_WAITING
   };
+  // Where a request applied in slices stands: `next` is the first key not yet handled.
+  struct Cursor {
+    size_t next = 0;
+    bool sized = false;           // MULTI_GET: every key was found and the reply size checked
+    uint64_t reply_bytes = 0;     // MULTI_GET: the size found so far
+    uint64_t offset = 0;          // MULTI_GET: bytes of the value at `next` already sent
+    const char* value = nullptr;  // MULTI_GET: that value's buffer (a replaced value moves)
+  };
+  struct LongRequest {
+    Request request;
+    Cursor cursor;
+  };
 
   void Set(Request& request, TableEffects* effects);
   void CompareSet(Request& request, TableEffects* effects);
   void Get(Request& request, TableEffects* effects);
   void Add(Request& request, TableEffects* effects);
-  void Check(Request& request, TableEffects* effects);
-  void Wait(ConnId conn, Request& request, TableEffects* effects);
   void DeleteKey(Request& request, TableEffects* effects);
   void Append(Request& request, TableEffects* effects);
-  void MultiGet(Request& request, TableEffects* effects);
-  void MultiSet(Request& request, TableEffects* effects);
   void CancelWait(ConnId conn, TableEffects* effects);
   void WatchKey(ConnId conn, Request& request, TableEffects* effects);
   void QueuePush(Request& request, TableEffects* effects);
@@ -103,12 +137,24 @@ class KvTable {
   void Barrier(ConnId conn, Request& request, TableEffects* effects);
   void Claim(ConnId conn, Request& request, TableEffects* effects);
   void Will(ConnId conn, Request& request, TableEffects* effects);
+  void CancelWills(ConnId conn, TableEffects* effects);
   void Erase(std::string_view key, TableEffects* effects);
 
-  void Store(std::string&& key, Bytes&& value, TableEffects* effects);
+  // Stores unless the budget refuses (false, effects->error set, nothing changed).
+  bool Store(std::string&& key, Bytes&& value, TableEffects* effects);
+  bool Refuse(std::string what, TableEffects* effects);
+  void Recharge(uint64_t old_cost, uint64_t new_cost);
+  // Long requests (kv_long_requests.cpp). A slice returns true when the request is finished
+  // (answered, refused or failed).
+  void StartLong(ConnId conn, Request& request, TableEffects* effects);
+  bool Slice(ConnId conn, Request& request, Cursor& cursor, TableEffects* effects);
+  bool CheckSlice(const Request& request, Cursor& cursor, TableEffects* effects);
+  bool WaitSlice(ConnId conn, const Request& request, Cursor& cursor, TableEffects* effects);
+  bool MultiGetSlice(const Request& request, Cursor& cursor, TableEffects* effects);
+  bool MultiSetSlice(Request& request, Cursor& cursor, TableEffects* effects);
+  void DropLong(ConnId conn);
   bool AddToCounter(const std::string& key, int64_t delta, int64_t* result, TableEffects* effects);
   bool Present(std::string_view key) const;
-  void Register(ConnId conn, const std::vector<std::string>& keys, TableEffects* effects);
   void Touch(std::string_view key, TableEffects* effects);
   void WakeOne(std::string_view key, TableEffects* effects);
   bool CountTouch(const WaitEntry& entry, TableEffects* effects);
@@ -118,7 +164,10 @@ class KvTable {
   void Notify(std::string_view key, uint8_t type, std::string_view old_value,
               std::string_view new_value, TableEffects* effects);
 
+  StoreBudget own_budget_;
+  StoreBudget* budget_;
   Map<Bytes> data_;
+  uint64_t key_bytes_ = 0;  // sum of data_'s key sizes: LIST_KEYS is sized in O(1)
   Map<std::deque<Bytes>> queues_;
   Map<std::vector<WaitEntry>> waiting_;
   std::vector<Waiter> waiters_;  // indexed by ConnId
@@ -130,6 +179,7 @@ class KvTable {
   OwnerTable owners_;                                             // CLAIM and WILL
   std::vector<Map<Bytes>> cleared_keys_;                          // Clear() -> ReleaseSome()
   std::vector<Map<std::deque<Bytes>>> cleared_queues_;
+  std::unordered_map<ConnId, LongRequest> long_;  // requests in slices
 };
 
 // Parses `text` as C++ std::stoll does (leading whitespace, optional sign, decimal digits,

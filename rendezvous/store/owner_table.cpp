@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rendezvous/store/store_budget.h"
+
 namespace cpplaunch {
 
 void OwnerTable::Own(ConnId conn, const std::string& key) {
@@ -48,6 +50,14 @@ bool OwnerTable::AddWill(ConnId conn, std::string key, Bytes value) {
 }
 
 void OwnerTable::CancelWills(ConnId conn) { wills_.erase(conn); }
+
+uint64_t OwnerTable::WillsCost(ConnId conn) const {
+  auto it = wills_.find(conn);
+  if (it == wills_.end()) return 0;
+  uint64_t cost = 0;
+  for (const auto& [key, value] : it->second) cost += StoreBudget::EntryCost(key, value.capacity());
+  return cost;
+}
 
 std::vector<std::pair<std::string, Bytes>> OwnerTable::TakeWills(ConnId conn) {
   auto it = wills_.find(conn);

@@ -34,6 +34,8 @@ class OwnerTable {
   // Records (or replaces, for the same key) a will of `conn`; false over kMaxWills.
   bool AddWill(ConnId conn, std::string key, Bytes value);
   void CancelWills(ConnId conn);
+  // What `conn`'s wills cost the store's budget (StoreBudget::EntryCost of each).
+  uint64_t WillsCost(ConnId conn) const;
   // `conn`'s wills in the order given; forgets them.
   std::vector<std::pair<std::string, Bytes>> TakeWills(ConnId conn);
 

@@ -1,7 +1,8 @@
 // cpplaunch-store: the store server alone, for tests and benchmarks.
 //   cpplaunch-store [--host H] [--port P] [--max-key-bytes N] [--max-value-bytes N]
 //                   [--max-key-count N] [--max-request-bytes N] [--max-connections N]
-//                   [--max-output-bytes N] [--secret-file PATH] [--allowed-peers LIST]
+//                   [--max-output-bytes N] [--max-store-bytes N] [--max-reply-bytes N]
+//                   [--max-watches N] [--secret-file PATH] [--allowed-peers LIST]
 // --secret-file: the agents' shared secret (docs/security.md; the file's rules are
 // base/secret_file.h's); --allowed-peers: CIDR blocks separated by ',' or ';'.
 // Prints the bound port and a newline on stdout once listening, then serves until SIGTERM or
@@ -82,6 +83,12 @@ std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* opti
       options->max_connections = number;
     } else if (flag == "--max-output-bytes") {
       options->max_output_bytes = number;
+    } else if (flag == "--max-store-bytes") {
+      options->budget.total_bytes = number;
+    } else if (flag == "--max-reply-bytes") {
+      options->budget.max_reply_bytes = number;
+    } else if (flag == "--max-watches") {
+      options->budget.max_watches_per_connection = number;
     } else {
       return "unknown option or bad value: " + std::string(flag);
     }
@@ -94,6 +101,9 @@ std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* opti
 int main(int argc, char** argv) {
   cpplaunch::StoreServerOptions options;
   options.port = 0;  // a free port by default: the caller reads it from stdout
+  options.report = [](const std::string& line) {
+    std::cerr << "cpplaunch-store: " << line << "\n";
+  };
   if (std::string error = ParseArgs(argc, argv, &options); !error.empty()) {
     std::cerr << "cpplaunch-store: " << error << "\n";
     return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kUsage);

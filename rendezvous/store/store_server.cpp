@@ -13,12 +13,14 @@
 #include <system_error>
 #include <vector>
 
+#include "base/memory_trim.h"
 #include "base/socket_io.h"
 #include "base/unique_fd.h"
 #include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/rate_limited_log.h"
+#include "rendezvous/store/refusal_log.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
 
@@ -42,6 +44,10 @@ constexpr int kAcceptBurst = 4096;
 // Session inputs handled between two non-blocking looks at the listen queue.
 constexpr int kAcceptPollInterval = 32;
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
+// Output buffers larger than this are freed after use rather than kept for the next reply, and
+// once this much has been freed the heap is trimmed, so a big reply does not stay in the process.
+constexpr size_t kKeepBuffer = 1024 * 1024;
+constexpr size_t kTrimAfter = 16 * 1024 * 1024;
 
 [[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
   std::string message =
@@ -81,9 +87,12 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void WhenIdle(std::function<void()> idle);
   size_t key_count() const { return workers_.num_keys(); }
   size_t agent_key_count() const { return agents_.num_keys(); }
+  StoreBudget& budget() { return budget_; }
 
   // Called by sessions.
   void OnInput(StoreSession& session, std::string_view input);
+  void ContinueLong(StoreSession& session);
+  void Released(size_t bytes);
   void Close(StoreSession& session);
   void FlushDirty();
   void MarkDirty(StoreSession& session);
@@ -100,8 +109,15 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool PeerAllowed(const tcp::socket& socket);
   void ReleaseClearedKeys();
   void Warn(RateLimitedLog& log, const std::string& line);
-  void Deliver(ConnId requester, const TableEffects& effects);
-  void QueueTo(ConnId conn, std::string_view bytes);
+  KvTable& TableOf(const StoreSession& session);
+  void DeliverWakeups(const TableEffects& effects);
+  bool Applied(StoreSession& session);
+  void ContinueLater(StoreSession& session);
+  void Deliver(StoreSession& requester);
+  bool QueueTo(ConnId conn, std::string_view bytes, std::string_view what);
+  bool QueueTo(ConnId conn, std::string&& bytes, std::string_view what);
+  StoreSession* Admit(ConnId conn, size_t size, std::string_view what);
+  void Refuse(StoreSession& session, std::string_view what, const std::string& reason);
 
   asio::io_context& io_;
   StoreServerOptions options_;
@@ -110,11 +126,15 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   uint16_t port_ = 0;
   bool v6_ = true;
   bool stopped_ = false;
+  StoreBudget budget_;
+  RefusalLog refusals_;
+  size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
+  bool trim_posted_ = false;
   KvTable workers_;  // PyTorch clients and strangers
   KvTable agents_;   // connections that passed the agent handshake
-  TableEffects effects_;
   RateLimitedLog refused_peers_;
   RateLimitedLog refused_agents_;
+  TableEffects effects_;
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
   std::vector<ConnId> free_ids_;
   size_t connection_count_ = 0;
@@ -140,7 +160,20 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string peer_address() const { return PeerText(socket_); }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
-  size_t queued() const { return out_.size() + writing_.size(); }
+  size_t queued() const { return out_.size() + writing_.size() - written_; }
+  // The command being applied (for refusal lines; a long one spans several handlers).
+  Command command() const { return command_; }
+  void set_command(Command command) { command_ = command; }
+  std::string peer() const {
+    error_code ec;
+    auto remote = socket_.remote_endpoint(ec);
+    if (ec) return "a closed connection";
+    auto address = remote.address();
+    if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+      address = asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6());
+    }
+    return Endpoint{address.to_string(), remote.port()}.ToString();
+  }
 
   // Until the first byte, a buffer-less wait; afterwards asynchronous reads, which Asio tries
   // speculatively and which, unlike waits, do not re-register the socket with epoll each time.
@@ -162,19 +195,42 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
         [self = shared_from_this()](const error_code& ec, size_t n) { self->OnRead(ec, n); });
   }
 
+  // The caller checked the budget; the bytes are charged to it until written or dropped.
   void Queue(std::string_view bytes) {
     out_.append(bytes);
+    Charge(bytes.size());
+    MarkDirty();
+  }
+  // The same for a big buffer the caller gives up: taken without a copy when nothing is queued.
+  void Queue(std::string&& bytes) {
+    if (!out_.empty()) return Queue(std::string_view(bytes));
+    Charge(bytes.size());
+    out_.swap(bytes);
+    MarkDirty();
+  }
+  void MarkDirty() {
     if (!dirty_) {
       dirty_ = true;
       server_.MarkDirty(*this);
     }
   }
 
-  // Input left undecoded while output is over the pause mark.
+  // Input left undecoded while output is over the pause mark or a long request is applied.
   void Pause(std::string_view rest) {
     paused_ = true;
     pending_in_.assign(rest);
   }
+  // A long request runs in slices (the server continues it); input waits until it ends.
+  void BeginLong(std::string_view rest) {
+    long_ = true;
+    Pause(rest);
+  }
+  void EndLong() {
+    long_ = false;
+    MaybeResume();
+  }
+  // The next slice waits for the client to read: continue once the output is low again.
+  void ContinueAfterWrite() { continue_after_write_ = true; }
 
   // Protocol error or failed request: send what is queued, then close.
   void CloseAfterFlush() {
@@ -192,19 +248,33 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     if (ec && ec != asio::error::would_block && ec != asio::error::try_again) {
       return server_.Close(*this);
     }
-    out_.erase(0, written);
-    if (out_.empty()) return AfterWrite();
+    Uncharge(written);
+    if (written == out_.size()) {
+      out_.clear();
+      ReleaseIfLarge(out_);
+      return AfterWrite();
+    }
+    // The rest is written from where the direct write stopped: no copy of a big reply's tail.
     writing_.swap(out_);
+    written_ = written;
     write_in_flight_ = true;
     asio::async_write(
-        socket_, asio::buffer(writing_),
+        socket_, asio::buffer(writing_.data() + written, writing_.size() - written),
         [self = shared_from_this()](const error_code& error, size_t) { self->OnWritten(error); });
   }
 
+  // Closes the socket and gives back what the session held: its budget share and its buffers
+  // (the one an asynchronous write still owns is freed when that write completes).
   void Shutdown() {
     closed_ = true;
     error_code ignored;
     socket_.close(ignored);
+    Uncharge(charged_);
+    ReleaseIfLarge(out_);
+    out_.clear();
+    ReleaseIfLarge(pending_in_);
+    pending_in_.clear();
+    if (!write_in_flight_) ReleaseIfLarge(writing_);
   }
 
  private:
@@ -231,16 +301,29 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
 
   void OnWritten(const error_code& ec) {
     write_in_flight_ = false;
-    if (closed_) return;
+    if (closed_) return ReleaseIfLarge(writing_);
     if (ec) return server_.Close(*this);
+    Uncharge(writing_.size() - written_);
     writing_.clear();
+    written_ = 0;
+    ReleaseIfLarge(writing_);
     if (!out_.empty()) return Flush();
     AfterWrite();
   }
 
   void AfterWrite() {
     if (closing_) return server_.Close(*this);
-    if (paused_ && queued() < kPauseReadingAt / 4) {
+    if (continue_after_write_ && queued() < kPauseReadingAt / 4) {
+      continue_after_write_ = false;
+      server_.ContinueLong(*this);
+      server_.FlushDirty();
+      return;
+    }
+    MaybeResume();
+  }
+
+  void MaybeResume() {
+    if (paused_ && !long_ && !closed_ && queued() < kPauseReadingAt / 4) {
       paused_ = false;
       std::string rest = std::move(pending_in_);
       pending_in_.clear();
@@ -250,12 +333,32 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
     }
   }
 
+  void Charge(size_t bytes) {
+    charged_ += bytes;
+    server_.budget().AddQueued(bytes);
+  }
+  void Uncharge(size_t bytes) {
+    bytes = std::min(bytes, charged_);
+    charged_ -= bytes;
+    server_.budget().RemoveQueued(bytes);
+  }
+  // A buffer that grew for a big reply is freed, not kept at its size for small ones.
+  void ReleaseIfLarge(std::string& buffer) {
+    if (buffer.capacity() <= kKeepBuffer || !buffer.empty()) return;
+    const size_t capacity = buffer.capacity();
+    std::string().swap(buffer);
+    server_.Released(capacity);
+  }
+
   StoreServerImpl& server_;
   tcp::socket socket_;
   ConnId id_;
+  Command command_ = Command::kGetNumKeys;
+  size_t charged_ = 0;  // output bytes counted in the server's budget
   RequestDecoder decoder_;
   std::string out_;      // queued, not yet handed to the socket
   std::string writing_;  // owned by the asynchronous write in flight
+  size_t written_ = 0;   // bytes at the start of writing_ that were sent before it started
   std::string pending_in_;
   std::string nonce_;
   bool agent_ = false;
@@ -264,6 +367,8 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   bool write_in_flight_ = false;
   bool dirty_ = false;
   bool paused_ = false;
+  bool long_ = false;
+  bool continue_after_write_ = false;
   bool closing_ = false;
   bool closed_ = false;
 };
@@ -271,7 +376,13 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
 // ---- StoreServerImpl
 
 StoreServerImpl::StoreServerImpl(asio::io_context& io, StoreServerOptions options)
-    : io_(io), options_(std::move(options)), acceptor_(io), accept_retry_(io) {
+    : io_(io),
+      options_(std::move(options)),
+      acceptor_(io),
+      accept_retry_(io),
+      budget_(options_.budget),
+      workers_(&budget_),
+      agents_(&budget_) {
   Listen(options_.bind_host);
 }
 
@@ -399,18 +510,25 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
     input.remove_prefix(result.consumed);
     if (result.status == DecodeStatus::kNeedMore) return;
     if (result.status == DecodeStatus::kMalformed) return session.CloseAfterFlush();
-    const bool keep = Apply(session, decoder.request());
-    Deliver(session.id(), effects_);
-    if (!keep) return session.CloseAfterFlush();
-    if (session.queued() > kPauseReadingAt && !session.closed()) {
+    session.set_command(decoder.request().command);
+    if (!Apply(session, decoder.request())) {
+      Deliver(session);  // a refused handshake's answer goes out before the close
+      return session.CloseAfterFlush();
+    }
+    if (!Applied(session)) return;
+    if (effects_.more) {
+      session.BeginLong(input);
+      return ContinueLater(session);
+    }
+    if (session.queued() > kPauseReadingAt) {
       session.Pause(input);
       return;
     }
   }
 }
 
-// Applies one request to the requester's namespace; false when the connection must close after
-// its queued output (a failed request, a refused handshake). The handshake and
+// Applies one request to the requester's namespace (effects_ as KvTable::Apply leaves them);
+// false when a handshake is refused: the connection closes after its answer. The handshake and
 // CLEAR_WORKER_KEYS are the server's own: they concern the connection and the other namespace.
 bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
   switch (request.command) {
@@ -424,8 +542,8 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
       ReleaseClearedKeys();
       return true;
     default:
-      (session.agent() ? agents_ : workers_).Apply(session.id(), request, &effects_);
-      return effects_.error.empty();
+      TableOf(session).Apply(session.id(), request, &effects_);
+      return true;
   }
 }
 
@@ -479,19 +597,121 @@ void StoreServerImpl::Warn(RateLimitedLog& log, const std::string& line) {
   }
 }
 
-void StoreServerImpl::Deliver(ConnId requester, const TableEffects& effects) {
-  if (!effects.reply.empty()) QueueTo(requester, effects.reply);
-  static constexpr char kStop = static_cast<char>(kStopWaiting);
-  for (ConnId conn : effects.woken) QueueTo(conn, std::string_view(&kStop, 1));
-  for (const auto& notice : effects.notices) QueueTo(notice.conn, notice.bytes);
+KvTable& StoreServerImpl::TableOf(const StoreSession& session) {
+  return session.agent() ? agents_ : workers_;
 }
 
-void StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes) {
-  if (conn >= sessions_.size() || !sessions_[conn]) return;
+// Delivers what the table produced for `session`'s request. False when the session is closed
+// or closing (a failed or refused request).
+bool StoreServerImpl::Applied(StoreSession& session) {
+  if (!effects_.error.empty()) {
+    if (effects_.refused) Refuse(session, CommandName(session.command()), effects_.error);
+    session.CloseAfterFlush();
+    return false;
+  }
+  Deliver(session);
+  return !session.closed();
+}
+
+// The next slice of a long request runs after the handlers already queued (other clients,
+// timers, supervision); a MULTI_GET's next slice also waits until the client read the last.
+void StoreServerImpl::ContinueLater(StoreSession& session) {
+  if (session.queued() > kPauseReadingAt) return session.ContinueAfterWrite();
+  asio::post(io_, [self = shared_from_this(), session = session.shared_from_this()] {
+    if (!session->closed() && !self->stopped_) {
+      self->ContinueLong(*session);
+      self->FlushDirty();
+    }
+  });
+}
+
+void StoreServerImpl::ContinueLong(StoreSession& session) {
+  TableOf(session).Continue(session.id(), &effects_);
+  if (!Applied(session)) return;
+  if (effects_.more) return ContinueLater(session);
+  session.EndLong();
+}
+
+void StoreServerImpl::Deliver(StoreSession& requester) {
+  const std::string_view command = CommandName(requester.command());
+  if (effects_.reply.size() > kKeepBuffer) {
+    QueueTo(requester.id(), std::move(effects_.reply), command);
+  } else if (!effects_.reply.empty()) {
+    QueueTo(requester.id(), effects_.reply, command);
+  }
+  DeliverWakeups(effects_);
+}
+
+// Wake-ups and WATCH_KEY notifications of `effects` (a request's, or a closed agent's wills).
+void StoreServerImpl::DeliverWakeups(const TableEffects& effects) {
+  static constexpr char kStop = static_cast<char>(kStopWaiting);
+  for (ConnId conn : effects.woken) QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
+  for (const auto& notice : effects.notices) {
+    for (ConnId conn : notice.conns) {
+      if (notice.bytes.size() == notice.size) {
+        QueueTo(conn, notice.bytes, "a WATCH_KEY notification");
+      } else if (conn < sessions_.size() && sessions_[conn]) {
+        Refuse(
+            *sessions_[conn], "a WATCH_KEY notification",
+            "a notification of " + ByteSize(notice.size) + " would exceed " + budget_.Describe());
+        Close(*sessions_[conn]);
+      }
+    }
+  }
+}
+
+// False when `conn` is gone or was closed because the bytes do not fit.
+bool StoreServerImpl::QueueTo(ConnId conn, std::string_view bytes, std::string_view what) {
+  StoreSession* session = Admit(conn, bytes.size(), what);
+  if (session != nullptr) session->Queue(bytes);
+  return session != nullptr;
+}
+
+bool StoreServerImpl::QueueTo(ConnId conn, std::string&& bytes, std::string_view what) {
+  StoreSession* session = Admit(conn, bytes.size(), what);
+  if (session != nullptr) session->Queue(std::move(bytes));
+  return session != nullptr;
+}
+
+// The session that may take `size` more bytes of output, or null (gone, or closed now).
+StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view what) {
+  if (conn >= sessions_.size() || !sessions_[conn]) return nullptr;
   StoreSession& session = *sessions_[conn];
   // A peer that never reads its replies or wake-ups is dropped, not buffered without bound.
-  if (session.queued() + bytes.size() > options_.max_output_bytes) return Close(session);
-  session.Queue(bytes);
+  if (session.queued() + size > options_.max_output_bytes) {
+    Close(session);
+    return nullptr;
+  }
+  if (!budget_.CanQueue(size)) {
+    Refuse(session, what,
+           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe());
+    Close(session);
+    return nullptr;
+  }
+  return &session;
+}
+
+// One line on the host's console (rate-limited); the caller closes the session.
+void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
+                             const std::string& reason) {
+  auto line = refusals_.Admit("store: refused " + std::string(what) + " from " + session.peer() +
+                                  ": " + reason + "; connection closed",
+                              RefusalLog::Clock::now());
+  if (!line) return;
+  if (options_.report) return options_.report(*line);
+  std::fprintf(stderr, "%s\n", line->c_str());
+}
+
+// Posted, and only after enough was freed: the trim walks the heap.
+void StoreServerImpl::Released(size_t bytes) {
+  released_ += bytes;
+  if (released_ < kTrimAfter || trim_posted_) return;
+  trim_posted_ = true;
+  asio::post(io_, [self = shared_from_this()] {
+    self->trim_posted_ = false;
+    self->released_ = 0;
+    ReturnFreeHeapToSystem();
+  });
 }
 
 void StoreServerImpl::MarkDirty(StoreSession& session) {
@@ -521,7 +741,7 @@ void StoreServerImpl::Close(StoreSession& session) {
   free_ids_.push_back(id);
   --connection_count_;
   if (!closing.woken.empty() || !closing.notices.empty()) {
-    Deliver(id, closing);
+    DeliverWakeups(closing);
     // Posted: Close() runs inside handlers that may be delivering or flushing already.
     asio::post(io_, [self = shared_from_this()] { self->FlushDirty(); });
   }
@@ -563,5 +783,6 @@ void StoreServerImpl::WhenIdle(std::function<void()> idle) {
 }
 size_t StoreServer::key_count() const { return impl_->key_count(); }
 size_t StoreServer::agent_key_count() const { return impl_->agent_key_count(); }
+const StoreBudget& StoreServer::budget() const { return impl_->budget(); }
 
 }  // namespace cpplaunch

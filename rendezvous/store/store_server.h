@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "rendezvous/store/peer_networks.h"
+#include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire_format.h"
 
 namespace boost::asio {
@@ -59,6 +60,13 @@ struct StoreServerOptions {
   // Peers allowed to connect (empty: everyone). Others are closed at accept, with a
   // rate-limited line on stderr.
   std::vector<PeerNetwork> allowed_peers;
+  // The memory budget of everything clients make the server hold, the reply size limit and the
+  // watches per connection (store_budget.h). A client over them is refused: closed, and one line
+  // goes to `report`.
+  BudgetLimits budget;
+  // Receives the refusal lines ("store: refused MULTI_GET from 10.0.0.2:40112: ..."), at most
+  // one a second. Empty: they go to stderr.
+  std::function<void(const std::string&)> report;
 };
 
 class StoreServer {
@@ -82,6 +90,7 @@ class StoreServer {
   void WhenIdle(std::function<void()> idle);
   size_t key_count() const;        // the workers' namespace
   size_t agent_key_count() const;  // the agents' namespace
+  const StoreBudget& budget() const;
 
  private:
   std::shared_ptr<StoreServerImpl> impl_;

@@ -41,7 +41,9 @@ class Harness {
       }
       out[conn] += effects_.reply;
       for (ConnId woken : effects_.woken) out[woken] += std::string(1, '\0');
-      for (auto& notice : effects_.notices) out[notice.conn] += notice.bytes;
+      for (auto& notice : effects_.notices) {
+        for (ConnId watcher : notice.conns) out[watcher] += notice.bytes;
+      }
     }
     std::map<ConnId, std::string> received;
     for (auto& [id, text] : out) {

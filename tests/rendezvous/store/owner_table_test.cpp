@@ -136,7 +136,7 @@ TEST_CASE("KvTable Clear deletes every key and queue, and tells watchers", "[ren
   CHECK_FALSE(table.ReleaseSome(600));
   CHECK_FALSE(table.ReleaseSome(600));
   REQUIRE(effects.notices.size() == 1);
-  CHECK(effects.notices[0].conn == 2);
+  CHECK(effects.notices[0].conns == std::vector<ConnId>{2});
   CHECK(static_cast<uint8_t>(effects.notices[0].bytes[0]) == kKeyDeleted);
   CHECK(Apply(table, 1, Make(Command::kQueueLen, {"/q"}), &effects) == Bytes8(0));
   // The pending wait survives and is answered by a later SET.

@@ -59,8 +59,11 @@ std::string Fingerprint(const Request& request) {
 // table. Returns the requests' fingerprints, then "MALFORMED" if it failed.
 std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* dialect) {
   RequestDecoder decoder(SmallLimits());
-  KvTable workers;
-  KvTable agents;
+  // A small budget, so the fuzzer reaches the refusals, watch caps and sliced requests too.
+  cpplaunch::StoreBudget budget(
+      {.total_bytes = 64 * 1024, .max_reply_bytes = 8192, .max_watches_per_connection = 4});
+  KvTable workers(&budget);
+  KvTable agents(&budget);
   TableEffects effects;
   std::vector<std::string> out;
   // The server's routing (store_server.cpp): the handshake and CLEAR_WORKER_KEYS are its own,
@@ -78,6 +81,8 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
       Require(workers.num_keys() == 0);
     } else {
       table.Apply(1, request, &effects);
+      while (effects.more && effects.error.empty()) table.Continue(1, &effects);
+      Require(effects.refused <= !effects.error.empty());
       if (!effects.error.empty()) table.Disconnect(1, &effects);
     }
   };
