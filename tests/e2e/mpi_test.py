@@ -81,7 +81,8 @@ class MpiRun:
                if not k.startswith(("PET_", "TORCHELASTIC_", "OMPI_", "PMIX_", "SLURM_"))}
         env["CPPLAUNCH_MPI_TEST"] = self.dir
         env.update(extra_env or {})
-        proc = subprocess.Popen(self.args + ["-np", str(np)] + command, env=env,
+        exported = [arg for name in (extra_env or {}) for arg in ("-x", name)]
+        proc = subprocess.Popen(self.args + exported + ["-np", str(np)] + command, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
         try:
@@ -147,6 +148,25 @@ class PmixExchangeTest(unittest.TestCase):
         self.assertLess(waited_ms, 3500, errors[0])
         # mpirun ends the job (the absent rank included) once rank 0 fails.
         self.assertLess(took, 15, out + err)
+
+
+class MpiWorldTest(unittest.TestCase):
+    """The issue's proof: mpirun starts one cpplaunch per node and nothing else is said."""
+
+    def test_one_cpplaunch_per_node_forms_one_world_of_four(self):
+        with MpiRun(self, nodes=2) as mpi:
+            code, out, err = mpi.run(
+                2, [CPPLAUNCH, "--nproc-per-node=2", "--no-python", PYTHON, DDP], timeout=240,
+                extra_env={"GLOO_SOCKET_IFNAME": "lo"})
+        self.assertEqual(code, 0, out + err)
+        ranks = sorted(line.split()[1] for line in lines_with("ddp rank=", out))
+        self.assertEqual(ranks, [f"rank={r}" for r in range(4)], out + err)
+        for line in lines_with("ddp rank=", out):
+            self.assertIn("world=4", line)
+            self.assertIn("allreduce=ok", line)
+        # Each agent says what it detected, once: an MPI job of 2 nodes.
+        detected = [line for line in err.splitlines() if "MPI" in line and "2 nodes" in line]
+        self.assertEqual(len(detected), 2, err)
 
 
 def main():
