@@ -156,17 +156,19 @@ class MpiWorldTest(unittest.TestCase):
     def test_one_cpplaunch_per_node_forms_one_world_of_four(self):
         with MpiRun(self, nodes=2) as mpi:
             code, out, err = mpi.run(
-                2, [CPPLAUNCH, "--nproc-per-node=2", "--no-python", PYTHON, DDP], timeout=240,
-                extra_env={"GLOO_SOCKET_IFNAME": "lo"})
+                2, [CPPLAUNCH, "--nproc-per-node=2", DDP], timeout=240,
+                extra_env={"GLOO_SOCKET_IFNAME": "lo", "PYTHON_EXEC": PYTHON})
         self.assertEqual(code, 0, out + err)
         ranks = sorted(line.split()[1] for line in lines_with("ddp rank=", out))
         self.assertEqual(ranks, [f"rank={r}" for r in range(4)], out + err)
         for line in lines_with("ddp rank=", out):
             self.assertIn("world=4", line)
             self.assertIn("allreduce=ok", line)
-        # Each agent says what it detected, once: an MPI job of 2 nodes.
-        detected = [line for line in err.splitlines() if "MPI" in line and "2 nodes" in line]
+        # Each agent says what it detected, once, with rank 0's address from PMIx.
+        detected = sorted(line for line in err.splitlines() if line.startswith("cpplaunch: Open MPI job"))
         self.assertEqual(len(detected), 2, err)
+        for node, line in enumerate(detected):
+            self.assertIn(f"2 nodes, this is node {node}, rendezvous on 127.0.0.1:", line)
 
 
 def main():
