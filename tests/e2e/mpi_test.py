@@ -165,7 +165,8 @@ class MpiWorldTest(unittest.TestCase):
             self.assertIn("world=4", line)
             self.assertIn("allreduce=ok", line)
         # Each agent says what it detected, once, with rank 0's address from PMIx.
-        detected = sorted(line for line in err.splitlines() if line.startswith("cpplaunch: Open MPI job"))
+        detected = sorted(line for line in err.splitlines()
+                          if line.startswith("cpplaunch: Open MPI job"))
         self.assertEqual(len(detected), 2, err)
         for node, line in enumerate(detected):
             self.assertIn(f"2 nodes, this is node {node}, rendezvous on 127.0.0.1:", line)
