@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <string>
 
@@ -18,14 +19,28 @@ namespace {
   throw SystemError(err, what);
 }
 
+// A new file of our own, never an existing one: the name is predictable, so whoever can write
+// the directory can plant a symlink (or a file) there. O_EXCL refuses whatever exists, and
+// O_NOFOLLOW says so for a symlink even where O_EXCL alone would be the only guard. A leftover
+// from a dead process with this pid is removed once (unlink removes a symlink, not its target)
+// and the create is tried again; if something is planted again, the open fails.
+UniqueFd CreateTemporary(const std::string& temp) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  UniqueFd fd(::open(temp.c_str(), kFlags, 0666));
+  if (!fd && LastError() == EEXIST && ::unlink(temp.c_str()) == 0) {
+    fd = UniqueFd(::open(temp.c_str(), kFlags, 0666));
+  }
+  if (!fd) ThrowLastError("open " + temp);
+  return fd;
+}
+
 }  // namespace
 
 void ReplaceFile(const std::filesystem::path& path, std::string_view bytes) {
   // Beside the target, so rename() stays on one file system and replaces atomically; the pid
   // keeps the temporaries of two processes writing the same path apart.
   const std::string temp = path.string() + ".tmp." + std::to_string(::getpid());
-  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (!fd) ThrowLastError("open " + temp);
+  UniqueFd fd = CreateTemporary(temp);
   if (const int err = WriteAll(fd.get(), bytes); err != 0) {
     fd.reset();
     Abandon(temp, err, "write " + temp);

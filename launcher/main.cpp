@@ -13,6 +13,7 @@
 #include "launcher/agent/agent.h"
 #include "launcher/cli/options.h"
 #include "launcher/process/job_sentinel.h"
+#include "launcher/process/posix_sys.h"
 #include "worker_env/env_map.h"
 
 extern char** environ;
@@ -44,6 +45,7 @@ void PrintParseOutcome(const cpplaunch::ParseResult& parsed) {
                    parsed.message.c_str());
       return;
     case ParseStatus::kValueError:
+    case ParseStatus::kRefused:
       std::fprintf(stderr, "cpplaunch: error: %s\n", parsed.message.c_str());
       return;
     case ParseStatus::kOk:
@@ -59,6 +61,8 @@ int main(int argc, char** argv) {
   const ParseResult parsed = ParseOptions(std::vector<std::string>(argv + 1, argv + argc), env);
   for (const std::string& warning : parsed.warnings)
     std::fprintf(stderr, "cpplaunch: warning: %s\n", warning.c_str());
+  for (const std::string& note : parsed.notes)
+    std::fprintf(stderr, "cpplaunch: %s\n", note.c_str());
   if (!parsed.ok()) {
     PrintParseOutcome(parsed);
     return parsed.exit_code();
@@ -66,6 +70,9 @@ int main(int argc, char** argv) {
   // A console reader that goes away (`cpplaunch ... | head`) must not kill the agent and
   // orphan the job: writes then fail with EPIPE instead. Workers get default dispositions.
   std::signal(SIGPIPE, SIG_IGN);
+  // The store's connections, the workers' pipes and log files share one descriptor table; a
+  // soft limit of 1,024 is common and far below the hard one. Workers get the original back.
+  posix::RaiseFileLimit();
   try {
     // Before any thread or socket exists: the sentinel kills the job if this process dies.
     std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "rendezvous/record_limits.h"
 #include "rendezvous/text_record.h"
 
 namespace cpplaunch {
@@ -65,22 +66,34 @@ std::string NodeInfo::Encode() const {
 }
 
 std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* error) {
+  namespace limits = record_limits;
   auto fields = TextRecord::Parse(text, kWhat, error);
   if (!fields) return std::nullopt;
   NodeInfo info;
-  info.node_id = fields->Text("node_id");
-  info.addr = fields->Text("addr");
-  info.hostname = fields->Text("hostname");
+  if (!fields->GetText("node_id", limits::kMaxNodeIdBytes, &info.node_id, error) ||
+      !fields->GetText("addr", limits::kMaxAddrBytes, &info.addr, error) ||
+      !fields->GetText("hostname", limits::kMaxHostnameBytes, &info.hostname, error)) {
+    return std::nullopt;
+  }
   // The names are for messages and may be empty; node_id keys the dynamic rendezvous and the
-  // heartbeats and tells two hosts with one --node-rank apart, so it is required.
+  // heartbeats and tells two hosts with one --node-rank apart, so it is required. It travels in
+  // the rendezvous state's comma-separated lists, so it cannot hold a comma.
   if (info.node_id.empty()) {
     *error = "node info without a node_id";
     return std::nullopt;
   }
-  if (!fields->GetInt("local_world_size", &info.local_world_size, error) ||
-      !fields->GetInt("nnodes_min", &info.nnodes_min, error) ||
-      !fields->GetInt("nnodes_max", &info.nnodes_max, error) ||
-      !fields->GetInt("max_restarts", &info.max_restarts, error)) {
+  if (info.node_id.find(',') != std::string::npos) {
+    *error = "node info with a ',' in its node_id";
+    return std::nullopt;
+  }
+  // Bounded so that the world size, a sum over every node, cannot overflow on the way to its
+  // own check (ComputeRankLayout refuses a sum above INT32_MAX).
+  if (!fields->GetIntIn("local_world_size", 1, limits::kMaxLocalWorldSize, &info.local_world_size,
+                        error) ||
+      !fields->GetIntIn("nnodes_min", 1, limits::kMaxNodes, &info.nnodes_min, error) ||
+      !fields->GetIntIn("nnodes_max", info.nnodes_min, limits::kMaxNodes, &info.nnodes_max,
+                        error) ||
+      !fields->GetIntIn("max_restarts", 0, limits::kMaxCount, &info.max_restarts, error)) {
     return std::nullopt;
   }
   return info;
@@ -125,26 +138,29 @@ std::string RoundEnd::Encode() const {
       .AddInt("node_rank", node_rank)
       .AddInt("rank", rank)
       .AddInt("local_rank", local_rank)
-      .Add("detail", detail);
+      // Cut to what Decode accepts, so that a long message never makes this notice unreadable.
+      .Add("detail", std::string_view(detail).substr(0, record_limits::kMaxDetailBytes));
   return out.text();
 }
 
 std::optional<RoundEnd> RoundEnd::Decode(std::string_view text, std::string* error) {
+  namespace limits = record_limits;
   auto fields = TextRecord::Parse(text, kWhat, error);
   if (!fields) return std::nullopt;
   auto kind = KindFromName(fields->Text("kind"));
   if (!kind) {
-    *error = "round-end notice of unknown kind '" + fields->Text("kind") + "'";
+    *error = "round-end notice of unknown kind '" + fields->Text("kind").substr(0, 40) + "'";
     return std::nullopt;
   }
   RoundEnd end;
   end.kind = *kind;
-  end.host = fields->Text("host");
-  end.addr = fields->Text("addr");
-  end.detail = fields->Text("detail");
-  if (!fields->GetInt("node_rank", &end.node_rank, error) ||
-      !fields->GetInt("rank", &end.rank, error) ||
-      !fields->GetInt("local_rank", &end.local_rank, error)) {
+  // -1 means "none" for each rank.
+  if (!fields->GetText("host", limits::kMaxHostnameBytes, &end.host, error) ||
+      !fields->GetText("addr", limits::kMaxAddrBytes, &end.addr, error) ||
+      !fields->GetText("detail", limits::kMaxDetailBytes, &end.detail, error) ||
+      !fields->GetIntIn("node_rank", -1, limits::kMaxNodes - 1, &end.node_rank, error) ||
+      !fields->GetIntIn("rank", -1, limits::kMaxCount - 1, &end.rank, error) ||
+      !fields->GetIntIn("local_rank", -1, limits::kMaxLocalWorldSize - 1, &end.local_rank, error)) {
     return std::nullopt;
   }
   return end;

@@ -21,6 +21,9 @@ struct NodeInfo {
   // "host-b at 10.0.0.2", for messages.
   std::string Label() const;
   std::string Encode() const;
+  // Refuses (nullopt, *error says which field) a record outside record_limits.h: text fields
+  // too long, a node_id empty or with a ',', local_world_size outside 1..2^20, nnodes_min
+  // outside 1..2^20, nnodes_max below nnodes_min or above 2^20, a negative max_restarts.
   static std::optional<NodeInfo> Decode(std::string_view text, std::string* error);
   friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
 };
@@ -51,7 +54,10 @@ struct RoundEnd {
   bool counts_as_failure() const { return kind != RoundEndKind::kMembershipChange; }
   // One line: "worker rank 3 (local rank 1) on host-b (node rank 1, 10.0.0.2): exitcode 1".
   std::string Describe() const;
+  // The detail is cut to record_limits::kMaxDetailBytes.
   std::string Encode() const;
+  // Refuses text fields longer than record_limits.h allows and ranks below -1 or above the
+  // limits.
   static std::optional<RoundEnd> Decode(std::string_view text, std::string* error);
   friend bool operator==(const RoundEnd&, const RoundEnd&) = default;
 };

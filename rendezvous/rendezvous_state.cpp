@@ -1,9 +1,11 @@
 #include "rendezvous/rendezvous_state.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "base/text.h"
 #include "rendezvous/node_info.h"
+#include "rendezvous/record_limits.h"
 #include "rendezvous/text_record.h"
 
 namespace cpplaunch {
@@ -24,6 +26,33 @@ std::vector<std::string> ParseList(std::string_view text) {
   std::vector<std::string_view> pieces = Split(text, ',');
   if (pieces.back().empty()) pieces.pop_back();
   return {pieces.begin(), pieces.end()};
+}
+
+// A node-id list of a decoded state: at most `max_items` ids of 1..kMaxNodeIdBytes bytes, in
+// strictly increasing order (ranks are indexes into the sorted list, and RankOf searches it).
+bool ReadList(const TextRecord& fields, std::string_view key, std::size_t max_bytes,
+              int64_t max_items, std::vector<std::string>* out, std::string* error) {
+  std::string text;
+  if (!fields.GetText(key, max_bytes, &text, error)) return false;
+  std::vector<std::string> items = ParseList(text);
+  const std::string field = "rendezvous state field '" + std::string(key) + "'";
+  if (static_cast<int64_t>(items.size()) > max_items) {
+    *error = field + " has " + std::to_string(items.size()) + " node ids, more than " +
+             std::to_string(max_items);
+    return false;
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].empty() || items[i].size() > record_limits::kMaxNodeIdBytes) {
+      *error = field + " holds an empty or overlong node id";
+      return false;
+    }
+    if (i > 0 && !(items[i - 1] < items[i])) {
+      *error = field + " is not sorted without duplicates";
+      return false;
+    }
+  }
+  *out = std::move(items);
+  return true;
 }
 
 // Participants are kept sorted: a node's rank is its index, so every agent derives the same
@@ -145,29 +174,34 @@ std::string RendezvousState::Encode() const {
 }
 
 std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, std::string* error) {
+  namespace limits = record_limits;
   auto fields = TextRecord::Parse(text, "rendezvous state", error);
   if (!fields) return std::nullopt;
   RendezvousState state;
-  // The int and bool fields are read as int64 and narrowed, as the state always was.
-  int64_t restart_count = 0, min_nodes = 0, max_nodes = 0, complete = 0, closed = 0;
-  if (!fields->GetInt64("version", &state.version, error) ||
-      !fields->GetInt64("round", &state.round, error) ||
-      !fields->GetInt64("restart_count", &restart_count, error) ||
-      !fields->GetInt64("min_nodes", &min_nodes, error) ||
-      !fields->GetInt64("max_nodes", &max_nodes, error) ||
-      !fields->GetInt64("complete", &complete, error) ||
-      !fields->GetInt64("closed", &closed, error) ||
-      !fields->GetInt64("last_call_deadline_ms", &state.last_call_deadline_ms, error)) {
+  int64_t complete = 0, closed = 0;
+  if (!fields->GetInt64In("version", 0, INT64_MAX, &state.version, error) ||
+      !fields->GetInt64In("round", 0, limits::kMaxCount, &state.round, error) ||
+      !fields->GetIntIn("restart_count", 0, limits::kMaxCount, &state.restart_count, error) ||
+      !fields->GetIntIn("min_nodes", 1, limits::kMaxNodes, &state.min_nodes, error) ||
+      !fields->GetIntIn("max_nodes", state.min_nodes, limits::kMaxNodes, &state.max_nodes, error) ||
+      !fields->GetInt64In("complete", 0, 1, &complete, error) ||
+      !fields->GetInt64In("closed", 0, 1, &closed, error) ||
+      !fields->GetInt64In("last_call_deadline_ms", 0, INT64_MAX, &state.last_call_deadline_ms,
+                          error) ||
+      !fields->GetText("closed_reason", limits::kMaxDetailBytes, &state.closed_reason, error)) {
     return std::nullopt;
   }
-  state.restart_count = static_cast<int>(restart_count);
-  state.min_nodes = static_cast<int>(min_nodes);
-  state.max_nodes = static_cast<int>(max_nodes);
   state.complete = complete != 0;
   state.closed = closed != 0;
-  state.participants = ParseList(fields->Text("participants"));
-  state.wait_list = ParseList(fields->Text("wait_list"));
-  state.closed_reason = fields->Text("closed_reason");
+  // Checked before they are split: a list longer than the job can be is refused without
+  // building it.
+  const std::size_t max_list_bytes =
+      static_cast<std::size_t>(state.max_nodes) * (limits::kMaxNodeIdBytes + 1);
+  if (!ReadList(*fields, "participants", max_list_bytes, state.max_nodes, &state.participants,
+                error) ||
+      !ReadList(*fields, "wait_list", max_list_bytes, limits::kMaxNodes, &state.wait_list, error)) {
+    return std::nullopt;
+  }
   return state;
 }
 

@@ -42,7 +42,10 @@ struct RendezvousState {
 
   // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
   std::string Encode() const;
-  // Returns nullopt and fills *error when `text` is not an encoded state.
+  // Returns nullopt and fills *error when `text` is not an encoded state, or one outside the
+  // bounds of record_limits.h: a negative version, round or restart count, min_nodes outside
+  // 1..2^20, max_nodes below it or above 2^20, flags other than 0 and 1, more participants than
+  // max_nodes, lists with empty, overlong, unsorted or duplicate ids.
   static std::optional<RendezvousState> Decode(std::string_view text, std::string* error);
 
   int RankOf(std::string_view node_id) const;  // -1 when not a participant

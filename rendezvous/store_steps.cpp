@@ -59,13 +59,31 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
   for (;;) {
     auto slice_end = std::min(deadline, Clock::now() + interval);
     std::string reason;
+    std::string unresolved;  // the resolver's error while the name does not resolve
     try {
       co_await client.Connect(host, port, slice_end);
       co_return;
+    } catch (const StoreNameUnresolved& error) {
+      reason = error.what();
+      unresolved = error.resolver_error();
     } catch (const StoreError& error) {
       reason = error.what();
     }
     if (client.cancelled()) throw RendezvousError("rendezvous cancelled on " + from);
+    if (!unresolved.empty()) {
+      // Names of nodes and services may appear late (Kubernetes headless services): wait for
+      // the name until the deadline, saying that it is the name that is awaited.
+      if (Clock::now() >= deadline) {
+        throw RendezvousError("rendezvous failed on " + from + ": the store's host name '" + host +
+                              "' did not resolve within " + FormatSeconds(Clock::now() - started) +
+                              " (" + unresolved + "); check the name, or give a numeric address");
+      }
+      if (progress) {
+        progress("waiting for the name " + host + " to resolve (from " + from + "): " + unresolved +
+                 "; giving up in " + FormatSeconds(deadline - Clock::now()));
+      }
+      continue;
+    }
     if (Clock::now() >= deadline) {
       throw RendezvousError("rendezvous failed on " + from + ": " + reason + "; gave up after " +
                             FormatSeconds(Clock::now() - started) +

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 
 namespace cpplaunch {
 
@@ -70,6 +72,43 @@ bool TextRecord::GetInt64(std::string_view key, int64_t* out, std::string* error
 
 bool TextRecord::GetInt(std::string_view key, int* out, std::string* error) const {
   return GetInteger(key, out, error);
+}
+
+bool TextRecord::GetInt64In(std::string_view key, int64_t min, int64_t max, int64_t* out,
+                            std::string* error) const {
+  int64_t value = 0;
+  if (!GetInteger(key, &value, error)) return false;
+  if (value < min || value > max) {
+    *error = what_ + " field '" + std::string(key) + "' is " + std::to_string(value) +
+             ", outside " + std::to_string(min) + ".." + std::to_string(max);
+    return false;
+  }
+  *out = value;
+  return true;
+}
+
+bool TextRecord::GetIntIn(std::string_view key, int64_t min, int64_t max, int* out,
+                          std::string* error) const {
+  // The bounds are clamped to int's, so no value that passes can be narrowed.
+  int64_t value = 0;
+  if (!GetInt64In(key, std::max<int64_t>(min, INT32_MIN), std::min<int64_t>(max, INT32_MAX), &value,
+                  error)) {
+    return false;
+  }
+  *out = static_cast<int>(value);
+  return true;
+}
+
+bool TextRecord::GetText(std::string_view key, std::size_t max_bytes, std::string* out,
+                         std::string* error) const {
+  std::string value = Text(key);
+  if (value.size() > max_bytes) {
+    *error = what_ + " field '" + std::string(key) + "' is " + std::to_string(value.size()) +
+             " bytes long, more than " + std::to_string(max_bytes);
+    return false;
+  }
+  *out = std::move(value);
+  return true;
 }
 
 }  // namespace cpplaunch

@@ -8,6 +8,7 @@
 // A key given twice keeps its last value; keys nobody asks for are ignored, which lets a newer
 // agent add fields an older one skips.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -48,6 +49,15 @@ class TextRecord {
   // "<what> field '<key>' is not an integer".
   bool GetInt64(std::string_view key, int64_t* out, std::string* error) const;
   bool GetInt(std::string_view key, int* out, std::string* error) const;
+  // The same, and the value must lie in [min, max]; otherwise *error is
+  // "<what> field '<key>' is <value>, outside <min>..<max>".
+  bool GetInt64In(std::string_view key, int64_t min, int64_t max, int64_t* out,
+                  std::string* error) const;
+  bool GetIntIn(std::string_view key, int64_t min, int64_t max, int* out, std::string* error) const;
+  // Stores the value of `key` ("" when absent) in *out when it has at most `max_bytes` bytes;
+  // otherwise returns false with "<what> field '<key>' is <n> bytes long, more than <max>".
+  bool GetText(std::string_view key, std::size_t max_bytes, std::string* out,
+               std::string* error) const;
 
  private:
   template <typename Int>

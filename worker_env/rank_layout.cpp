@@ -1,5 +1,6 @@
 #include "worker_env/rank_layout.h"
 
+#include <cstdint>
 #include <numeric>
 
 namespace cpplaunch {
@@ -21,6 +22,14 @@ bool Validate(int group_rank, const std::vector<int>& sizes, std::string* error)
       return false;
     }
   }
+  // Summed in 64 bits: a wrapped int sum would hand the workers a negative WORLD_SIZE.
+  const int64_t world = std::accumulate(sizes.begin(), sizes.end(), int64_t{0});
+  if (world > INT32_MAX) {
+    *error = "the agents reported " + std::to_string(world) +
+             " workers in all, more than a world size can hold (" + std::to_string(INT32_MAX) +
+             "); an agent's record is wrong";
+    return false;
+  }
   return true;
 }
 
@@ -36,6 +45,7 @@ std::optional<RankLayout> ComputeRankLayout(int group_rank,
   layout.local_world_size = local_world_sizes[group_rank];
   // torchrun's rank assignment: agents in group-rank order, each taking the next
   // local_world_size global ranks; this is what makes a heterogeneous --nproc-per-node work.
+  // Validate bounded the whole sum by INT32_MAX, so neither sum can overflow.
   layout.base_rank =
       std::accumulate(local_world_sizes.begin(), local_world_sizes.begin() + group_rank, 0);
   layout.world_size = std::accumulate(local_world_sizes.begin(), local_world_sizes.end(), 0);

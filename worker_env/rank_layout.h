@@ -35,7 +35,8 @@ struct RankLayout {
 
 // local_world_sizes[i] is the worker count of the agent with group rank i.
 // Returns nullopt and fills *error when group_rank is not an index of local_world_sizes
-// or any size is below 1.
+// or any size is below 1, or when the sizes add up (in 64 bits) to more than INT32_MAX: a
+// world size that no int can hold is refused, never wrapped to a negative WORLD_SIZE.
 std::optional<RankLayout> ComputeRankLayout(int group_rank,
                                             const std::vector<int>& local_world_sizes,
                                             std::string* error);

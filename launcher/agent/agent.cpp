@@ -17,6 +17,7 @@
 #include "launcher/agent/job.h"
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_job.h"
+#include "launcher/agent/process_capacity.h"
 #include "launcher/agent/single_host_job.h"
 #include "launcher/agent/worker_specs.h"
 #include "launcher/cli/script_check.h"
@@ -76,6 +77,9 @@ class Agent::Impl {
   int Run() {
     if (auto problem = UnsupportedOption(options_)) return Refuse(*problem, ExitCode::kUsage);
     if (auto problem = ScriptProblem(options_)) return Refuse(*problem, ExitCode::kUsage);
+    if (auto problem = ProcessCapacityProblem(options_.nproc_per_node, posix::ReadPidLimits())) {
+      return Refuse(*problem, ExitCode::kUsage);
+    }
     try {
       Prepare();  // job, log directory, store, worker group, supervisor, signals
     } catch (const std::exception& e) {
@@ -103,11 +107,15 @@ class Agent::Impl {
     tapped_group_ = std::make_unique<TappedWorkerGroup>(
         *group_, [this](const WorkerExitEvent& event) { job_->OnWorkerExit(event); });
     supervisor_ = std::make_unique<Supervisor>(
-        *tapped_group_, SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
-                                         .max_restarts = options_.max_restarts,
-                                         // torchrun's teardown: SIGTERM, then SIGKILL after
-                                         // the shutdown timeout.
-                                         .stop_signal = SIGTERM});
+        *tapped_group_,
+        SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
+                         .max_restarts = options_.max_restarts,
+                         // torchrun's teardown: SIGTERM, then SIGKILL after
+                         // the shutdown timeout.
+                         .stop_signal = SIGTERM,
+                         .before_failure_teardown = [this](std::function<void()> proceed) {
+                           job_->BeforeFailureTeardown(std::move(proceed));
+                         }});
     signals_ = std::make_unique<SignalWatch>(io_, options_.signals_to_handle,
                                              [this](int signo) { OnSignal(signo); });
     if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {
@@ -193,6 +201,7 @@ class Agent::Impl {
     // The job decides only once every line the workers wrote is out, so a failure summary or
     // a restart message follows their output rather than cutting into it.
     output_->Drain(kDrainGrace, [this, result] {
+      log_write_errors_ = output_->log_write_errors();
       output_.reset();
       job_->Conclude(
           result, [this, result](const AttemptDecision& decision) { CarryOut(result, decision); });
@@ -258,7 +267,11 @@ class Agent::Impl {
     }
     auto failures = LoadWorkerFailures(std::move(records));
     const std::string entrypoint = EntrypointName(WorkerCommandSpec(options_));
-    const std::string summary = FormatFailureSummary(entrypoint, failures);
+    std::string summary = FormatFailureSummary(entrypoint, failures);
+    // A log cut short is part of what went wrong: the user would look there next.
+    for (const LogWriteError& cut : log_write_errors_) {
+      summary += "cpplaunch: log file cut short: " + cut.path.string() + " (" + cut.error + ")\n";
+    }
     err_.Write(summary);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
@@ -362,8 +375,9 @@ class Agent::Impl {
   std::unique_ptr<TappedWorkerGroup> tapped_group_;
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<SignalWatch> signals_;
-  std::unique_ptr<WorkerOutput> output_;  // this attempt's
-  Round round_;                           // this attempt's
+  std::unique_ptr<WorkerOutput> output_;         // this attempt's
+  Round round_;                                  // this attempt's
+  std::vector<LogWriteError> log_write_errors_;  // this attempt's
   ExitCode exit_code_ = ExitCode::kFailure;
   std::string host_;
 };

@@ -66,6 +66,11 @@ class Job {
 
   // Every worker exit, before the supervisor sees it.
   virtual void OnWorkerExit(const WorkerExitEvent& event) = 0;
+  // The supervisor is about to stop the local workers after the attempt's first failure: call
+  // `proceed` once that failure is known to the other hosts (published before the teardown, so
+  // every host names it as the root cause), at once when there are none, or after a short
+  // bound when the store does not answer. May call it before returning.
+  virtual void BeforeFailureTeardown(std::function<void()> proceed) = 0;
   // The agent received `signo` (in any state).
   virtual void OnSignal(int signo) = 0;
   // The agent itself failed (`message` is what it printed).

@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <memory>
 #include <stdexcept>
 
 #include "launcher/agent/host_info.h"
@@ -10,6 +13,10 @@
 
 namespace cpplaunch {
 namespace {
+
+// How long a local failure's teardown waits for its notice to reach the store. A COMPARE_SET
+// on a live store takes milliseconds; this only bounds a store that does not answer.
+constexpr std::chrono::milliseconds kPublishBeforeTeardown{1000};
 
 MultiHostPlan Plan(const LaunchOptions& options, const std::string& hostname) {
   std::string error;
@@ -26,6 +33,7 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
     : io_(io),
       hooks_(std::move(hooks)),
       max_restarts_(options.max_restarts),
+      nproc_per_node_(options.nproc_per_node),
       session_(io, Plan(options, hostname), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
@@ -39,7 +47,8 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   std::unique_ptr<StoreServer> store;
   if (plan.host_store) {
     try {
-      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say);
+      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
+                         nproc_per_node_);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;
@@ -87,8 +96,10 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
       });
 }
 
-// The first failure not caused by a teardown is this host's news for the others; it goes out
-// the moment the worker exits, not after the local teardown.
+// The attempt's first failure is this host's news for the others; it goes out the moment the
+// worker exits, and the local teardown waits for it (BeforeFailureTeardown). Later exits are the
+// teardown's doing, or came too late to be the root cause: the session publishes one notice per
+// round.
 void MultiHostJob::OnWorkerExit(const WorkerExitEvent& event) {
   if (event.exit.ok() || stop_requested_ || interrupted_by_ != 0 || session_.round_end()) return;
   RoundEnd notice = session_.Notice(RoundEndKind::kWorkerFailure);
@@ -96,6 +107,20 @@ void MultiHostJob::OnWorkerExit(const WorkerExitEvent& event) {
   notice.local_rank = event.id;
   notice.detail = event.exit.describe();
   session_.PublishEnd(notice);
+}
+
+void MultiHostJob::BeforeFailureTeardown(std::function<void()> proceed) {
+  // Exactly once: on publication or at the bound, whichever comes first.
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, kPublishBeforeTeardown);
+  auto once = std::make_shared<std::function<void()>>(std::move(proceed));
+  auto fire = [timer, once] {
+    timer->cancel();
+    if (auto f = std::exchange(*once, nullptr)) f();
+  };
+  timer->async_wait([fire](const boost::system::error_code& ec) {
+    if (!ec) fire();
+  });
+  session_.WhenPublished(fire);
 }
 
 void MultiHostJob::OnSignal(int signo) {

@@ -28,6 +28,7 @@ class MultiHostJob final : public Job {
   void Rendezvous(Ready ready, Failed failed) override;
   void CancelRendezvous() override { session_.CancelJoin(); }
   void OnWorkerExit(const WorkerExitEvent& event) override;
+  void BeforeFailureTeardown(std::function<void()> proceed) override;
   void OnSignal(int signo) override;
   void OnAgentFailure(const std::string& message) override;
   void Conclude(const AttemptResult& result, Decided decided) override;
@@ -42,6 +43,7 @@ class MultiHostJob final : public Job {
   boost::asio::io_context& io_;
   JobHooks hooks_;
   int max_restarts_;
+  int nproc_per_node_;
   MultiHostSession session_;
   std::string master_addr_;
   int master_port_ = 0;

@@ -4,6 +4,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <exception>
+#include <utility>
 
 #include "rendezvous/dynamic_rendezvous.h"
 #include "rendezvous/static_rendezvous.h"
@@ -55,6 +56,8 @@ void MultiHostSession::JoinRound(std::optional<RoundTransition> previous,
                    round_ = std::move(round);
                    round_end_.reset();
                    pending_publish_.reset();
+                   publishing_ = false;
+                   PublicationDone();
                    waiters_.clear();
                    channel_ready_ = false;
                    finishing_ = false;
@@ -82,7 +85,7 @@ void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) 
     if (pending_publish_) {
       RoundEnd notice = *pending_publish_;
       pending_publish_.reset();
-      PublishEnd(notice);
+      SendPublication(notice);
     }
     if (pending_finish_) {
       auto done = std::move(pending_finish_);
@@ -93,18 +96,39 @@ void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) 
 }
 
 void MultiHostSession::PublishEnd(RoundEnd notice) {
-  if (round_end_) return;
+  // One notice per round: a second one could only be a later event of this host, and a second
+  // EndRound on the channel's one control connection would fail at once (it is busy), which
+  // made this host act on that later notice (a sibling its teardown had stopped) while the
+  // others acted on the first.
+  if (round_end_ || publishing_) return;
+  publishing_ = true;
   if (!channel_ || !channel_ready_) {
-    if (!pending_publish_) pending_publish_ = std::move(notice);
+    pending_publish_ = std::move(notice);
     return;
   }
-  asio::co_spawn(io_, channel_->EndRound(notice),
-                 [this, alive = alive_, notice](std::exception_ptr error, RoundEnd) {
+  SendPublication(std::move(notice));
+}
+
+void MultiHostSession::SendPublication(RoundEnd notice) {
+  JobChannel* channel = channel_.get();
+  asio::co_spawn(io_, channel->EndRound(notice),
+                 [this, alive = alive_, channel, notice](std::exception_ptr error, RoundEnd) {
+                   if (!*alive || channel != channel_.get()) return;
                    // On success the channel already delivered the winner. Without the store,
                    // this host acts on its own notice (the others notice the store or the
                    // heartbeats).
-                   if (*alive && error) Deliver(notice);
+                   if (error) Deliver(notice);
+                   PublicationDone();
                  });
+}
+
+void MultiHostSession::WhenPublished(std::function<void()> fn) {
+  if (round_end_ || !publishing_) return fn();
+  publish_waiters_.push_back(std::move(fn));
+}
+
+void MultiHostSession::PublicationDone() {
+  for (auto& waiter : std::exchange(publish_waiters_, {})) waiter();
 }
 
 void MultiHostSession::WhenEndKnown(std::function<void(const RoundEnd&)> fn) {
@@ -126,6 +150,8 @@ void MultiHostSession::Deliver(const RoundEnd& notice) {
   auto waiters = std::move(waiters_);
   waiters_.clear();
   for (auto& waiter : waiters) waiter(notice);
+  // Nothing is left to publish once the round's end is known.
+  PublicationDone();
 }
 
 void MultiHostSession::CloseChannel() {
@@ -134,6 +160,7 @@ void MultiHostSession::CloseChannel() {
   // Destroyed later: this may run inside one of the channel's own callbacks.
   asio::post(io_, [channel = std::shared_ptr<JobChannel>(std::move(channel_))] {});
   channel_ready_ = false;
+  PublicationDone();
 }
 
 void MultiHostSession::FinishJob(std::function<void(FinishOutcome)> done) {

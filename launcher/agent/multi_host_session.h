@@ -47,8 +47,13 @@ class MultiHostSession {
   // Opens the job channel of the joined round. `on_end` runs once with the round's end as
   // decided job-wide (the root cause), or a local kStoreLost.
   void OpenChannel(std::function<void(const RoundEnd&)> on_end);
-  // Ends the round for every host with `notice` unless another notice came first.
+  // Ends the round for every host with `notice` unless another notice came first. Only the
+  // first call of a round publishes: later ones are ignored, so that this host never names a
+  // later local event (a worker its own teardown stopped) over its first.
   void PublishEnd(RoundEnd notice);
+  // Runs `fn` once this round's publication is done (the store answered, or cannot), or at once
+  // when nothing is being published or the round's end is known.
+  void WhenPublished(std::function<void()> fn);
   // The round's end once known.
   const std::optional<RoundEnd>& round_end() const { return round_end_; }
   // Runs `fn` when the round's end is known (at once if it is).
@@ -68,6 +73,8 @@ class MultiHostSession {
 
  private:
   void Deliver(const RoundEnd& notice);
+  void SendPublication(RoundEnd notice);
+  void PublicationDone();
   boost::asio::awaitable<FinishOutcome> Finish();
 
   boost::asio::io_context& io_;
@@ -79,6 +86,8 @@ class MultiHostSession {
   std::function<void(const RoundEnd&)> on_end_;
   std::optional<RoundEnd> round_end_;
   std::optional<RoundEnd> pending_publish_;  // published once the channel is connected
+  bool publishing_ = false;                  // this round's notice is pending or on its way
+  std::vector<std::function<void()>> publish_waiters_;
   bool channel_ready_ = false;
   bool finishing_ = false;  // in the exit barrier: a round end interrupts it
   std::function<void(FinishOutcome)> pending_finish_;  // FinishJob before the channel was up

@@ -40,7 +40,8 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
 }
 
 std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
-  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, hooks_.say);
+  auto store =
+      StartStore(io_, master_addr_, master_port_, port_was_chosen_, hooks_.say, nproc_per_node_);
   master_port_ = store->port();
   return store;
 }

@@ -23,6 +23,7 @@ class SingleHostJob final : public Job {
   void Rendezvous(Ready ready, Failed failed) override;
   void CancelRendezvous() override {}
   void OnWorkerExit(const WorkerExitEvent&) override {}
+  void BeforeFailureTeardown(std::function<void()> proceed) override { proceed(); }
   void OnSignal(int signo) override { interrupted_by_ = signo; }
   void OnAgentFailure(const std::string&) override {}
   void Conclude(const AttemptResult& result, Decided decided) override;

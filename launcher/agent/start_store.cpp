@@ -1,15 +1,27 @@
 #include "launcher/agent/start_store.h"
 
+#include <algorithm>
 #include <cstdint>
+
+#include "launcher/process/posix_sys.h"
 
 namespace cpplaunch {
 
+std::size_t StoreConnectionCap(uint64_t fd_limit, int nproc_per_node) {
+  const uint64_t workers = nproc_per_node > 0 ? static_cast<uint64_t>(nproc_per_node) : 0;
+  const uint64_t reserve = kFileReserveBase + kFileReservePerWorker * workers;
+  if (fd_limit <= reserve) return 1;
+  return static_cast<std::size_t>(std::min(kMaxStoreConnections, fd_limit - reserve));
+}
+
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
                                         int port, bool port_was_chosen,
-                                        const std::function<void(const std::string&)>& say) {
+                                        const std::function<void(const std::string&)>& say,
+                                        int nproc_per_node) {
   StoreServerOptions options;
   options.bind_host = addr;
   options.port = static_cast<uint16_t>(port);
+  options.max_connections = StoreConnectionCap(posix::CurrentFileLimit().soft, nproc_per_node);
   try {
     return std::make_unique<StoreServer>(io, options);
   } catch (const StoreBindError& e) {

@@ -80,6 +80,9 @@ constexpr std::array kTable = {
                "seconds between the stop signal and SIGKILL"},
     OptionSpec{O::kVirtualLocalRank, "--virtual-local-rank", "--virtual_local_rank", "", K::kFlag,
                "", true, "off", "LOCAL_RANK=0; CUDA_VISIBLE_DEVICES = its GPU"},
+    // cpplaunch's own: where --nnodes, --node-rank and the store come from (engine_options.h).
+    OptionSpec{O::kEngine, "--engine", "", "", K::kString, "auto,none,slurm,mpi,k8s", true, "auto",
+               "nodes, node rank, store from Slurm/MPI/k8s"},
 };
 
 }  // namespace

@@ -42,6 +42,7 @@ enum class OptionId {
   kSignalsToHandle,
   kShutdownTimeout,
   kVirtualLocalRank,
+  kEngine,
   kHelp,
 };
 

@@ -5,6 +5,7 @@
 
 #include "base/text.h"
 #include "launcher/cli/argv_split.h"
+#include "launcher/cli/engine_options.h"
 #include "launcher/cli/gpu_count.h"
 #include "launcher/cli/help_text.h"
 #include "launcher/cli/option_value.h"
@@ -94,7 +95,9 @@ void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostPr
   }
   if (!split.unrecognized.empty())
     UsageError("unrecognized arguments: " + Join(split.unrecognized, " "));
+  const Engine engine = ApplyEngine(raw, env, result.notes);
   result.options = ResolveOptions(raw, env, host, result.warnings);
+  result.options.engine = EngineName(engine);
   result.options.training_script = std::move(*split.script);
   result.options.training_script_args = std::move(split.script_args);
 }
@@ -107,6 +110,7 @@ ExitCode ExitCodeFor(ParseStatus status) {
     case ParseStatus::kHelp:
       return ExitCode::kSuccess;
     case ParseStatus::kUsageError:
+    case ParseStatus::kRefused:
       return ExitCode::kUsage;
     case ParseStatus::kValueError:
       return ExitCode::kFailure;

@@ -30,7 +30,8 @@
 namespace cpplaunch {
 
 // Where an option's value came from.
-enum class OptionSource { kDefault, kEnvironment, kCommandLine };
+// kEngine: detected from the job's engine (engine_options.h) and treated as given.
+enum class OptionSource { kDefault, kEnvironment, kCommandLine, kEngine };
 
 struct LaunchOptions {
   // --nnodes "N" or "MIN:MAX".
@@ -71,6 +72,7 @@ struct LaunchOptions {
   std::vector<int> signals_to_handle;         // the recognised signals of that list
   std::chrono::seconds shutdown_timeout{30};  // >= 0
   bool virtual_local_rank = false;
+  std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
 
   std::string training_script;
   std::vector<std::string> training_script_args;
@@ -88,6 +90,7 @@ enum class ParseStatus {
   kHelp,        // message holds the help text: print it to stdout, exit 0
   kUsageError,  // argparse-class error: "cpplaunch: error: <message>" + hint, exit 2
   kValueError,  // a value torchrun rejects after parsing (it dies with exit 1)
+  kRefused,     // the job's engine contradicts an option or cannot be used: one line, exit 2
 };
 
 struct ParseResult {
@@ -95,6 +98,7 @@ struct ParseResult {
   LaunchOptions options;              // meaningful for kOk
   std::string message;                // help text, or a one-line error
   std::vector<std::string> warnings;  // print each to stderr (e.g. skipped signal names)
+  std::vector<std::string> notes;     // print each to stderr as "cpplaunch: <note>" (the engine)
 
   bool ok() const { return status == ParseStatus::kOk; }
   // The process's exit status for this parse, ProcessExitCode(ExitCodeFor(status)): what
@@ -103,7 +107,7 @@ struct ParseResult {
 };
 
 // The exit code for a parse that ends the process: kSuccess for kOk and kHelp, kUsage for
-// kUsageError, kFailure for kValueError.
+// kUsageError and kRefused, kFailure for kValueError.
 ExitCode ExitCodeFor(ParseStatus status);
 
 // Counts for --nproc-per-node cpu/gpu/auto; called only when needed.

@@ -20,6 +20,11 @@ struct ParseFailure {
   throw ParseFailure{ParseStatus::kUsageError, std::move(message)};
 }
 
+// What the job's engine contradicts or cannot run: one line without argparse's hint, exit 2.
+[[noreturn]] inline void Refuse(std::string message) {
+  throw ParseFailure{ParseStatus::kRefused, std::move(message)};
+}
+
 // Values torchrun rejects after parsing: exit 1.
 [[noreturn]] inline void ValueError(std::string message) {
   throw ParseFailure{ParseStatus::kValueError, std::move(message)};

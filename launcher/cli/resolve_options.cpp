@@ -185,6 +185,12 @@ void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
   if (o.node_rank < 0)
     ValueError("--node-rank must be non-negative, got " + std::to_string(o.node_rank));
   o.master_addr = TextOr(raw, OptionId::kMasterAddr);
+  // An empty address would bind the store to every interface (or name no host to reach): a
+  // blank MASTER_ADDR in a job script is a mistake, not a wish.
+  if (Strip(o.master_addr).empty()) {
+    UsageError("--master-addr is empty; give the address of the node-rank-0 host (default " +
+               std::string(SpecFor(OptionId::kMasterAddr).default_text) + ")");
+  }
   o.master_port = IntOf(raw, OptionId::kMasterPort);
   if (o.master_port < 0 || o.master_port > 65535) {
     ValueError("--master-port " + std::to_string(o.master_port) +

@@ -1,7 +1,8 @@
 #pragma once
 // From the options' text to LaunchOptions: what torchrun does after argparse has parsed.
 // Counts, ranges, backends and option conflicts are checked here; a failure is a value
-// error (exit 1), thrown as a ParseFailure (parse_failure.h). Types and choices were
+// error (exit 1), thrown as a ParseFailure (parse_failure.h); an empty --master-addr is a
+// usage error (exit 2). Types and choices were
 // checked before (option_value.h).
 
 #include <map>

@@ -35,12 +35,6 @@ Pipe MakePipe() {
   return pipe;
 }
 
-// Appends raw bytes to a log file. A full disk must not stop the console copy: on an error
-// the file is closed and the rest of the stream only goes to the console.
-void WriteToFile(UniqueFd& file, std::string_view bytes) {
-  if (file && !WriteSome(file.get(), bytes).ok()) file.reset();
-}
-
 }  // namespace
 
 // One tee'd stream: pipe -> (raw) log file + (prefixed) console.
@@ -48,11 +42,12 @@ class WorkerOutput::Stream {
  public:
   // The stream_descriptor adopts the pipe's read end; `file` (may be empty) is owned until
   // Finish().
-  Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, ConsoleWriter& console,
-         std::string prefix)
+  Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, std::filesystem::path path,
+         ConsoleWriter& console, std::string prefix)
       : owner_(owner),
         pipe_(owner.io_, pipe.release()),
         file_(std::move(file)),
+        path_(std::move(path)),
         console_(console),
         prefixer_(std::move(prefix)),
         buffer_(new char[kReadChunk]) {}
@@ -103,9 +98,20 @@ class WorkerOutput::Stream {
     if (n == 0) return;
     owner_.bytes_read_ += n;
     const std::string_view bytes(buffer_.get(), n);
-    WriteToFile(file_, bytes);
+    WriteToFile(bytes);
     prefixer_.Feed(bytes, lines_);
     WriteLines();
+  }
+
+  // Appends raw bytes to the log file. A full disk must not stop the console copy: on an error
+  // the file is closed, the owner reports it (once: the file is gone), and the rest of the
+  // stream only goes to the console.
+  void WriteToFile(std::string_view bytes) {
+    if (!file_) return;
+    const IoResult result = WriteSome(file_.get(), bytes);
+    if (result.ok()) return;
+    file_.reset();
+    owner_.OnLogWriteError(path_, result.error);
   }
 
   void WriteLines() {
@@ -127,6 +133,7 @@ class WorkerOutput::Stream {
   WorkerOutput& owner_;
   boost::asio::posix::stream_descriptor pipe_;
   UniqueFd file_;
+  std::filesystem::path path_;
   ConsoleWriter& console_;
   LinePrefixer prefixer_;
   std::unique_ptr<char[]> buffer_;
@@ -170,8 +177,8 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
       case StreamRoute::kTee: {
         Pipe pipe = MakePipe();
         UniqueFd file = log.empty() ? UniqueFd() : OpenForWriting(log, true);
-        new_streams.push_back(std::make_unique<Stream>(*this, std::move(pipe.read_end),
-                                                       std::move(file), console, streams.prefix));
+        new_streams.push_back(std::make_unique<Stream>(
+            *this, std::move(pipe.read_end), std::move(file), log, console, streams.prefix));
         child_ends.push_back(std::move(pipe.write_end));
         break;
       }
@@ -208,6 +215,12 @@ void WorkerOutput::Drain(std::chrono::milliseconds grace, std::function<void()> 
     for (auto& stream : streams_) stream->Stop();
   });
   MaybeFinishDrain();
+}
+
+void WorkerOutput::OnLogWriteError(const std::filesystem::path& path, int error) {
+  log_write_errors_.push_back(LogWriteError{path, ErrorText(error)});
+  err_.Write("cpplaunch: cannot write the log file " + path.string() + ": " + ErrorText(error) +
+             "; the rest of this stream goes to the console only\n");
 }
 
 void WorkerOutput::OnStreamDone() {

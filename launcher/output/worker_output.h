@@ -56,6 +56,12 @@ struct ChildStdio {
   int stderr_fd = -1;
 };
 
+// A log file the agent could not write to the end (ENOSPC, EIO, EFBIG...).
+struct LogWriteError {
+  std::filesystem::path path;
+  std::string error;  // "No space left on device"
+};
+
 // One attempt's worth of worker output (make a new one per (re)start of the worker group).
 // All methods and callbacks: the io_context's thread; no threads of its own.
 class WorkerOutput {
@@ -93,9 +99,16 @@ class WorkerOutput {
   // Bytes read from the workers' pipes so far (tests, metrics).
   std::uint64_t bytes_read() const { return bytes_read_; }
 
+  // The tee'd log files whose writing failed, in the order it happened. Each is reported once
+  // on the agent's stderr when it happens ("cpplaunch: cannot write the log file P: E; the rest
+  // of this stream goes to the console only"); the agent names them again in its failure
+  // summary. Files the workers write themselves (redirects without tee) are not seen here.
+  const std::vector<LogWriteError>& log_write_errors() const { return log_write_errors_; }
+
  private:
   class Stream;
   void OnStreamDone();
+  void OnLogWriteError(const std::filesystem::path& path, int error);
   void MaybeFinishDrain();
 
   boost::asio::io_context& io_;
@@ -112,6 +125,7 @@ class WorkerOutput {
   bool draining_ = false;
   bool flushing_ = false;
   std::uint64_t bytes_read_ = 0;
+  std::vector<LogWriteError> log_write_errors_;
 };
 
 }  // namespace cpplaunch

@@ -114,6 +114,10 @@ void Append(char* buf, size_t size, size_t* pos, const char* text) {
 // Moves `fd` to a descriptor >= 3 so that installing 1 and 2 cannot clobber it.
 int Lift(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
 
+// The soft RLIMIT_NOFILE this process was started with, once RaiseFileLimit raised it (0 = not
+// raised): children get it back. Written once in main before any child exists; read in children.
+rlim_t g_inherited_nofile_soft = 0;
+
 [[noreturn]] void ChildMain(const ChildPlan& plan, pid_t parent, bool born_in_cgroup) {
   // Join the job cgroup first, so that nothing this child ever starts is outside it.
   // "0" means "the writer": the kernel moves this process, whatever its pid.
@@ -142,6 +146,15 @@ int Lift(int fd) { return fd < 0 ? -1 : ::fcntl(fd, F_DUPFD_CLOEXEC, 3); }
   }
   if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
     ChildFail(err_fd, plan, "cannot change directory", errno, 126);
+  }
+  // Only now, with the agent's descriptors closed: with more open than the lower limit allows,
+  // the dups above would fail.
+  if (g_inherited_nofile_soft != 0) {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+      limit.rlim_cur = g_inherited_nofile_soft;
+      (void)::setrlimit(RLIMIT_NOFILE, &limit);
+    }
   }
   // execvp's rules: try each candidate; remember EACCES; stop at an error other than "not
   // here" (ENOENT, ENOTDIR, EACCES).
@@ -486,6 +499,119 @@ bool SendSentinelMessage(int fd, const SentinelMessage& message) {
     n = ::send(fd, &message, sizeof(message), MSG_DONTWAIT | MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
   return n == static_cast<ssize_t>(sizeof(message));
+}
+
+FileLimit CurrentFileLimit() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return {};
+  return FileLimit{limit.rlim_cur, limit.rlim_max};
+}
+
+RaisedFileLimit RaiseFileLimit() {
+  RaisedFileLimit result;
+  result.before = CurrentFileLimit();
+  result.after = result.before;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) return result;
+  rlim_t target = limit.rlim_max;
+  if (target == RLIM_INFINITY) {
+    // The kernel refuses a soft limit above fs.nr_open.
+    std::ifstream nr_open("/proc/sys/fs/nr_open");
+    unsigned long long value = 0;
+    if (!(nr_open >> value) || value <= limit.rlim_cur) return result;
+    target = static_cast<rlim_t>(value);
+  }
+  const rlim_t original = limit.rlim_cur;
+  limit.rlim_cur = target;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) return result;
+  g_inherited_nofile_soft = original;
+  result.after = CurrentFileLimit();
+  return result;
+}
+
+namespace {
+
+std::optional<uint64_t> ReadNumber(const std::string& path) {
+  std::ifstream in(path);
+  unsigned long long value = 0;
+  if (!(in >> value)) return std::nullopt;
+  return value;
+}
+
+// The fourth field of /proc/loadavg: "running/total" scheduling entities.
+std::optional<uint64_t> TasksThatExist() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c, tasks;
+  if (!(in >> a >> b >> c >> tasks)) return std::nullopt;
+  const auto slash = tasks.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  try {
+    return std::stoull(tasks.substr(slash + 1));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<uint64_t> FreeBelow(std::optional<uint64_t> limit, std::optional<uint64_t> used) {
+  if (!limit || !used) return limit;
+  return *limit > *used ? *limit - *used : 0;
+}
+
+// `relative` (from /proc/self/cgroup) under `root`, and each ancestor up to `root`.
+void ReadCgroupPidsUnder(const std::filesystem::path& root, const std::string& relative,
+                         PidLimits& limits) {
+  std::filesystem::path dir = (root / relative.substr(1)).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // a trailing '/'
+  for (;; dir = dir.parent_path()) {
+    auto max = ReadNumber((dir / "pids.max").string());  // "max" does not parse: no limit
+    auto current = ReadNumber((dir / "pids.current").string());
+    if (max && current) {
+      const uint64_t free = *max > *current ? *max - *current : 0;
+      if (!limits.cgroup_free || free < *limits.cgroup_free) {
+        limits.cgroup_free = free;
+        limits.cgroup_dir = dir.string();
+      }
+    }
+    if (dir == root || dir == dir.parent_path()) break;
+  }
+}
+
+// The agent's cgroup and each ancestor may set pids.max; the tightest one counts. cgroup v2
+// ("0::/path" under /sys/fs/cgroup) or the v1 pids controller ("N:pids:/path" under
+// /sys/fs/cgroup/pids); a v2 hierarchy without the pids controller has no pids.max files.
+void ReadCgroupPids(PidLimits& limits) {
+  std::ifstream self("/proc/self/cgroup");
+  std::string line;
+  while (std::getline(self, line)) {
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    const std::string relative = line.substr(second + 1);
+    if (relative.empty() || relative[0] != '/') continue;
+    if (controllers.empty()) {
+      ReadCgroupPidsUnder("/sys/fs/cgroup", relative, limits);
+    } else if (controllers == "pids") {
+      ReadCgroupPidsUnder("/sys/fs/cgroup/pids", relative, limits);
+    }
+  }
+}
+
+}  // namespace
+
+PidLimits ReadPidLimits() {
+  PidLimits limits;
+  struct rlimit nproc {};
+  // Root (CAP_SYS_RESOURCE) is not held to RLIMIT_NPROC.
+  if (::geteuid() != 0 && ::getrlimit(RLIMIT_NPROC, &nproc) == 0 &&
+      nproc.rlim_cur != RLIM_INFINITY) {
+    limits.nproc_rlimit = nproc.rlim_cur;
+  }
+  const auto tasks = TasksThatExist();
+  limits.pid_max_free = FreeBelow(ReadNumber("/proc/sys/kernel/pid_max"), tasks);
+  limits.threads_max_free = FreeBelow(ReadNumber("/proc/sys/kernel/threads-max"), tasks);
+  ReadCgroupPids(limits);
+  return limits;
 }
 
 bool WriteFile(const std::string& path, const std::string& text) {

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -143,6 +144,39 @@ pid_t SpawnSentinel(const SentinelPlan& plan);
 std::pair<UniqueFd, UniqueFd> SeqpacketPair();
 // Sends one message without blocking and without SIGPIPE; false if the peer is gone or full.
 bool SendSentinelMessage(int fd, const SentinelMessage& message);
+
+// --- Descriptor limit ------------------------------------------------------------------------
+
+// RLIMIT_NOFILE of this process.
+struct FileLimit {
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+};
+FileLimit CurrentFileLimit();
+// Raises the soft RLIMIT_NOFILE to the hard limit (to fs.nr_open when the hard limit is
+// unlimited), so the agent's store can hold many connections beside its workers' log files and
+// pipes, and remembers the soft limit the process was started with: every child spawned
+// afterwards gets it back before exec, as under torchrun, which never changes the limit (a
+// worker using select() needs fds below 1024). Returns the limit before and after. Never throws:
+// a refused raise leaves the limit as it was. Call once, early in main.
+struct RaisedFileLimit {
+  FileLimit before;
+  FileLimit after;
+};
+RaisedFileLimit RaiseFileLimit();
+
+// --- PID limits ------------------------------------------------------------------------------
+
+// How many more tasks (processes and threads) this host lets the agent start, by each limit
+// that applies; nullopt where a limit does not apply or cannot be read. Never throws.
+struct PidLimits {
+  std::optional<uint64_t> nproc_rlimit;      // soft RLIMIT_NPROC; nullopt for root or unlimited
+  std::optional<uint64_t> pid_max_free;      // kernel.pid_max minus the tasks that exist
+  std::optional<uint64_t> threads_max_free;  // kernel.threads-max minus the tasks that exist
+  std::optional<uint64_t> cgroup_free;       // the tightest pids.max - pids.current up the tree
+  std::string cgroup_dir;                    // where cgroup_free was found
+};
+PidLimits ReadPidLimits();
 
 // Writes `text` to the existing file `path` (cgroup control files); false on any failure.
 bool WriteFile(const std::string& path, const std::string& text);

@@ -34,6 +34,8 @@ void Supervisor::Run(std::vector<ProcessSpec> specs, int restart_count, DoneCall
   cause_ = Cause::kNone;
   sent_signals_.clear();
   stopping_ = false;
+  holding_ = false;
+  ++attempt_;
   done_ = std::move(done);
   try {
     group_.Start(std::move(specs));
@@ -68,12 +70,21 @@ void Supervisor::OnExit(const WorkerExitEvent& event) {
     std::optional<std::size_t>& root = result_.root_failure;
     if (!root || event.time < result_.exits[*root].event.time) root = result_.exits.size() - 1;
     // A failure during a teardown already under way changes nothing about the teardown.
-    if (cause_ == Cause::kNone) {
-      BeginTeardown(Cause::kFailure, config_.stop_signal);
-      return;
-    }
+    if (cause_ == Cause::kNone && !holding_) return HoldThenTearDown();
   }
-  if (group_.running() == 0) Sweep();
+  if (group_.running() == 0 && !holding_) Sweep();
+}
+
+void Supervisor::HoldThenTearDown() {
+  if (!config_.before_failure_teardown) return BeginTeardown(Cause::kFailure, config_.stop_signal);
+  holding_ = true;
+  config_.before_failure_teardown([this, attempt = attempt_] {
+    if (!holding_ || attempt != attempt_ || !running()) return;
+    holding_ = false;
+    // Unless a signal or a stop request began it meanwhile.
+    if (cause_ == Cause::kNone) return BeginTeardown(Cause::kFailure, config_.stop_signal);
+    if (group_.running() == 0) Sweep();
+  });
 }
 
 ExitRole Supervisor::Classify(const WorkerExit& exit) const {
@@ -85,6 +96,7 @@ ExitRole Supervisor::Classify(const WorkerExit& exit) const {
 }
 
 void Supervisor::BeginTeardown(Cause cause, int signo) {
+  holding_ = false;
   if (cause_ == Cause::kNone) cause_ = cause;
   sent_signals_.insert(signo);
   sent_signals_.insert(SIGKILL);  // the group escalates to SIGKILL on its own after the grace

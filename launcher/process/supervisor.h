@@ -39,6 +39,13 @@ struct SupervisorConfig {
   std::chrono::milliseconds shutdown_timeout{std::chrono::seconds(30)};
   int max_restarts = 0;  // torchrun's --max-restarts
   int stop_signal = 15;  // SIGTERM: what the teardown after a failure sends first
+  // Called with the first failure of an attempt before its teardown begins; the teardown waits
+  // until `proceed` is called (once; at once is fine). The multi-host job publishes the failure
+  // to the other hosts first, so that no exit the teardown causes here (or, through the
+  // workers' own connections, on another host) can pass for the root cause. Exits seen while
+  // waiting are recorded as failures or successes as usual; a signal or RequestStop() starts
+  // the teardown at once. Empty: the teardown begins at once.
+  std::function<void(std::function<void()> proceed)> before_failure_teardown;
 };
 
 enum class ExitRole { kSucceeded, kFailed, kStopped };
@@ -99,6 +106,7 @@ class Supervisor {
 
   void OnExit(const WorkerExitEvent& event);
   ExitRole Classify(const WorkerExit& exit) const;
+  void HoldThenTearDown();
   void BeginTeardown(Cause cause, int signo);
   void Sweep();
   void OnStopped(const StopResult& stop);
@@ -112,6 +120,8 @@ class Supervisor {
   Cause cause_ = Cause::kNone;
   std::set<int> sent_signals_;  // signals the supervisor sent; deaths by them are kStopped
   bool stopping_ = false;       // a StopAll is in flight
+  bool holding_ = false;        // waiting for before_failure_teardown to proceed
+  unsigned attempt_ = 0;        // tells a late `proceed` of an ended attempt apart
 };
 
 }  // namespace cpplaunch

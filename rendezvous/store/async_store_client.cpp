@@ -285,10 +285,12 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
   auto pause = std::chrono::duration_cast<Clock::duration>(kFirstRetryPause);
   tcp::resolver resolver(impl->socket.get_executor());
   std::string last_error = "no attempt was made";
+  std::string resolver_error;  // the last resolve's failure; "" once the name resolved
   for (;;) {
     error_code ec;
     auto results = co_await resolver.async_resolve(host, std::to_string(port),
                                                    asio::redirect_error(asio::use_awaitable, ec));
+    resolver_error = ec ? ec.message() : "";
     if (ec) {
       last_error = "cannot resolve '" + host + "': " + ec.message();
     } else {
@@ -317,8 +319,10 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
     pause = std::min<Clock::duration>(pause * 2, kLongestRetryPause);
   }
   impl->closed_reason = last_error;
-  throw StoreError("cannot reach the store at " + impl->peer + " (tried for " +
-                   Seconds(Clock::now() - started) + "): " + last_error);
+  std::string message = "cannot reach the store at " + impl->peer + " (tried for " +
+                        Seconds(Clock::now() - started) + "): " + last_error;
+  if (!resolver_error.empty()) throw StoreNameUnresolved(message, resolver_error);
+  throw StoreError(message);
 }
 
 AsyncStoreClient::Task<void> AsyncStoreClient::Set(std::string key, Bytes value) {

@@ -22,6 +22,18 @@ class StoreTimeout : public StoreError {
  public:
   using StoreError::StoreError;
 };
+// A connect that gave up while the store's host name did not resolve (a Kubernetes service
+// not published yet, a typo): the message is StoreError's; resolver_error() the resolver's own
+// words ("Host not found (authoritative)"), for a progress line that says what is awaited.
+class StoreNameUnresolved : public StoreError {
+ public:
+  StoreNameUnresolved(const std::string& message, std::string resolver_error)
+      : StoreError(message), resolver_error_(std::move(resolver_error)) {}
+  const std::string& resolver_error() const { return resolver_error_; }
+
+ private:
+  std::string resolver_error_;
+};
 
 // Not thread-safe: one caller at a time (as PyTorch's clients hold a mutex per store).
 // Every call blocks until the server answers or the store's timeout expires.

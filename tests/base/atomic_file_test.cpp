@@ -82,5 +82,44 @@ TEST_CASE("ReplaceFile names the failing step in the error", "[base][atomic_file
   fs::remove_all(dir);
 }
 
+TEST_CASE("ReplaceFile never follows a symlink planted as its temporary", "[base][atomic_file]") {
+  const fs::path dir = FreshDir("symlink");
+  const fs::path victim = dir / "victim";
+  { std::ofstream(victim) << "precious"; }
+  const fs::path path = dir / "error.json";
+  const fs::path temp = path.string() + ".tmp." + std::to_string(::getpid());
+  fs::create_symlink(victim, temp);
+  ReplaceFile(path, "the error document");
+  CHECK(ReadAll(victim) == "precious");  // the symlink's target is untouched
+  CHECK(ReadAll(path) == "the error document");
+  CHECK_FALSE(fs::is_symlink(path));
+  CHECK_FALSE(fs::exists(fs::symlink_status(temp)));
+  // A dangling symlink (to a file that would be created by following it) is no different.
+  fs::create_symlink(dir / "created_through_link", temp);
+  ReplaceFile(path, "again");
+  CHECK_FALSE(fs::exists(dir / "created_through_link"));
+  CHECK(ReadAll(path) == "again");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ReplaceFile fails, writing nothing, when its temporary's name cannot be freed",
+          "[base][atomic_file]") {
+  const fs::path dir = FreshDir("taken_temp");
+  const fs::path path = dir / "error.json";
+  const fs::path temp = path.string() + ".tmp." + std::to_string(::getpid());
+  fs::create_directories(temp / "inside");  // unlink cannot remove a directory
+  try {
+    ReplaceFile(path, "x");
+    FAIL("ReplaceFile with a directory as its temporary did not throw");
+  } catch (const std::system_error& e) {
+    // Linux says EISDIR for a directory even with O_EXCL; EEXIST elsewhere.
+    CHECK((e.code().value() == EEXIST || e.code().value() == EISDIR));
+    CHECK(std::string(e.what()).rfind("open " + temp.string(), 0) == 0);
+  }
+  CHECK_FALSE(fs::exists(path));
+  CHECK(fs::is_directory(temp / "inside"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cpplaunch

@@ -1,7 +1,9 @@
 #include "rendezvous/rendezvous_state.h"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <map>
+#include <string>
 
 namespace cpplaunch {
 namespace {
@@ -57,6 +59,8 @@ TEST_CASE("Rendezvous state survives an encode/decode round trip", "[rendezvous]
 TEST_CASE("Empty participant and wait lists decode as empty, not as one empty id",
           "[rendezvous][state]") {
   RendezvousState state;
+  state.min_nodes = 1;
+  state.max_nodes = 2;
   state.participants = {};
   state.wait_list = {"a"};
   std::string error;
@@ -72,6 +76,67 @@ TEST_CASE("Rendezvous state decoding rejects garbage", "[rendezvous][state]") {
   CHECK_FALSE(error.empty());
   CHECK_FALSE(RendezvousState::Decode("version=x\n", &error));
   CHECK_FALSE(RendezvousState::Decode("version=1\n", &error));
+}
+
+RendezvousState ValidState() {
+  RendezvousState state;
+  state.version = 7;
+  state.round = 3;
+  state.restart_count = 2;
+  state.min_nodes = 2;
+  state.max_nodes = 3;
+  state.participants = {"10.0.0.1_12", "10.0.0.2_99"};
+  state.wait_list = {"[::1]_5"};
+  return state;
+}
+
+// Decodes `text` and returns the error ("" when it decoded).
+std::string StateError(const std::string& text) {
+  std::string error;
+  return RendezvousState::Decode(text, &error) ? std::string() : error;
+}
+
+template <typename Change>
+std::string StateError(Change change) {
+  RendezvousState state = ValidState();
+  change(state);
+  return StateError(state.Encode());
+}
+
+TEST_CASE("Rendezvous state decoding refuses counts and lists outside the record limits",
+          "[rendezvous][state]") {
+  using S = RendezvousState;
+  CHECK(StateError([](S&) {}).empty());
+  CHECK(StateError([](S& s) { s.version = -1; }) ==
+        "rendezvous state field 'version' is -1, outside 0..9223372036854775807");
+  CHECK(StateError([](S& s) { s.round = -1; }).find("'round'") != std::string::npos);
+  CHECK(StateError([](S& s) { s.round = INT64_C(1) << 40; }).find("'round'") != std::string::npos);
+  CHECK(StateError([](S& s) { s.restart_count = -3; }) ==
+        "rendezvous state field 'restart_count' is -3, outside 0..2147483647");
+  CHECK(StateError([](S& s) { s.min_nodes = 0; }).find("'min_nodes'") != std::string::npos);
+  CHECK(StateError([](S& s) { s.max_nodes = 1; }) ==
+        "rendezvous state field 'max_nodes' is 1, outside 2..1048576");
+  CHECK(StateError([](S& s) { s.last_call_deadline_ms = -1; }).find("last_call_deadline_ms") !=
+        std::string::npos);
+  CHECK(StateError([](S& s) {
+          s.participants = {"a", "b", "c", "d"};
+        }) == "rendezvous state field 'participants' has 4 node ids, more than 3");
+  CHECK(StateError([](S& s) {
+          s.participants = {"b", "a"};
+        }) == "rendezvous state field 'participants' is not sorted without duplicates");
+  CHECK(StateError([](S& s) {
+          s.participants = {"a", "a"};
+        }).find("not sorted") != std::string::npos);
+  CHECK(StateError([](S& s) { s.wait_list = {std::string(513, 'x')}; }) ==
+        "rendezvous state field 'wait_list' holds an empty or overlong node id");
+  CHECK(StateError([](S& s) {
+          s.closed_reason = std::string(16385, 'r');
+        }).find("'closed_reason'") != std::string::npos);
+  // Flags are 0 or 1, and an empty id inside a list is refused.
+  std::string text = ValidState().Encode();
+  CHECK(StateError(text + "complete=2\n") ==
+        "rendezvous state field 'complete' is 2, outside 0..1");
+  CHECK(StateError(text + "participants=a,,b\n").find("empty or overlong") != std::string::npos);
 }
 
 TEST_CASE("A fixed-size rendezvous completes when the last node joins", "[rendezvous][state]") {

@@ -1,6 +1,7 @@
 #include "rendezvous/store_steps.h"
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
@@ -175,6 +176,62 @@ TEST_CASE("ReleaseRound: a rank other than 0 throws the given message at the dea
   REQUIRE(outcome->done);
   CHECK_THROWS_AS(outcome->get(), RendezvousError);
   CHECK(outcome->message() == "round 1 of job 'job': group rank 0 did not release the round");
+}
+
+// A label over 63 characters fails in the local resolver (glibc builds no query for it), so
+// the name is unresolvable without any DNS traffic leaving this host.
+const std::string kUnresolvableName = std::string(70, 'x') + ".cpplaunch-test";
+
+TEST_CASE("ConnectWithProgress: an unresolvable name is awaited, then one line names it",
+          "[rendezvous][store_steps]") {
+  asio::io_context io;
+  AsyncStoreClient client(io.get_executor());
+  std::vector<std::string> progress;
+  const auto started = Clock::now();
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
+    co_await ConnectWithProgress(client, kUnresolvableName, 29500, "node rank 1 (test)",
+                                 Clock::now() + 800ms, 200ms,
+                                 [&](const std::string& line) { progress.push_back(line); });
+  });
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
+  REQUIRE(outcome->done);
+  CHECK(Clock::now() - started >= 800ms);  // retried until the deadline, not failed at once
+  CHECK_THROWS_AS(outcome->get(), RendezvousError);
+  const std::string message = outcome->message();
+  INFO(message);
+  CHECK(message.starts_with("rendezvous failed on node rank 1 (test): the store's host name '" +
+                            kUnresolvableName + "' did not resolve within "));
+  CHECK(message.ends_with("; check the name, or give a numeric address"));
+  CHECK(message.find('\n') == std::string::npos);
+  REQUIRE_FALSE(progress.empty());
+  for (const std::string& line : progress) {
+    INFO(line);
+    CHECK(line.starts_with("waiting for the name " + kUnresolvableName +
+                           " to resolve (from node rank 1 (test)): "));
+    CHECK(line.find("; giving up in ") != std::string::npos);
+  }
+}
+
+TEST_CASE("ConnectWithProgress: a name that resolves but refuses is not a name problem",
+          "[rendezvous][store_steps]") {
+  asio::io_context io;
+  AsyncStoreClient client(io.get_executor());
+  // A port nothing listens on: bind one and close it.
+  asio::ip::tcp::acceptor probe(io,
+                                asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const int port = probe.local_endpoint().port();
+  probe.close();
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
+    co_await ConnectWithProgress(client, "localhost", port, "node rank 1 (test)",
+                                 Clock::now() + 300ms, 100ms, {});
+  });
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
+  REQUIRE(outcome->done);
+  CHECK_THROWS_AS(outcome->get(), RendezvousError);
+  CHECK(outcome->message().find("did not resolve") == std::string::npos);
+  CHECK(outcome->message().find("gave up after") != std::string::npos);
 }
 
 }  // namespace

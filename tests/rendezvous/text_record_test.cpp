@@ -72,3 +72,36 @@ TEST_CASE("Integer getters name the missing or malformed field", "[rendezvous][t
   CHECK_FALSE(record->GetInt64("absent", &wide, &error));
   CHECK(error == "test record is missing 'absent'");
 }
+
+TEST_CASE("Ranged getters refuse values outside their bounds, naming them",
+          "[rendezvous][text_record]") {
+  std::string error;
+  auto record =
+      TextRecord::Parse("size=4\nneg=-1\nbig=2147483648\nname=abcdef\n", "test record", &error);
+  REQUIRE(record);
+  int value = 0;
+  CHECK(record->GetIntIn("size", 1, 8, &value, &error));
+  CHECK(value == 4);
+  value = 5;
+  CHECK_FALSE(record->GetIntIn("size", 5, 8, &value, &error));
+  CHECK(error == "test record field 'size' is 4, outside 5..8");
+  CHECK(value == 5);
+  CHECK_FALSE(record->GetIntIn("neg", 0, 8, &value, &error));
+  CHECK(error == "test record field 'neg' is -1, outside 0..8");
+  // A bound wider than int is clamped to int: the value can never be narrowed.
+  CHECK_FALSE(record->GetIntIn("big", 0, INT64_MAX, &value, &error));
+  CHECK(error == "test record field 'big' is 2147483648, outside 0..2147483647");
+  int64_t wide = 0;
+  CHECK(record->GetInt64In("big", 0, INT64_MAX, &wide, &error));
+  CHECK(wide == INT64_C(2147483648));
+  CHECK_FALSE(record->GetInt64In("absent", 0, 1, &wide, &error));
+  CHECK(error == "test record is missing 'absent'");
+
+  std::string text;
+  CHECK(record->GetText("name", 6, &text, &error));
+  CHECK(text == "abcdef");
+  CHECK(record->GetText("absent", 0, &text, &error));
+  CHECK(text.empty());
+  CHECK_FALSE(record->GetText("name", 5, &text, &error));
+  CHECK(error == "test record field 'name' is 6 bytes long, more than 5");
+}

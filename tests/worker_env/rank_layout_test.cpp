@@ -1,6 +1,7 @@
 #include "worker_env/rank_layout.h"
 
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 namespace cpplaunch {
 namespace {
@@ -69,6 +70,20 @@ TEST_CASE("invalid layouts are refused with a reason") {
   CHECK_FALSE(ComputeRankLayout(0, std::vector<int>{2, 0}, &error));
   CHECK(error.find("agent 1") != std::string::npos);
   CHECK_FALSE(ComputeRankLayout(0, 0, 2, &error));
+}
+
+TEST_CASE("a world size above INT32_MAX is refused, never wrapped negative") {
+  std::string error;
+  // The repro: a fake node reporting local_world_size=2147483647 beside a real one.
+  CHECK_FALSE(ComputeRankLayout(0, std::vector<int>{2, INT32_MAX}, &error));
+  CHECK(error.find("2147483649 workers") != std::string::npos);
+  CHECK_FALSE(ComputeRankLayout(1, std::vector<int>{INT32_MAX, INT32_MAX, INT32_MAX}, &error));
+  // Exactly INT32_MAX still fits.
+  auto layout = ComputeRankLayout(1, std::vector<int>{INT32_MAX - 1, 1}, &error);
+  REQUIRE(layout);
+  CHECK(layout->world_size == INT32_MAX);
+  CHECK(layout->base_rank == INT32_MAX - 1);
+  CHECK(layout->workers.at(0).rank == INT32_MAX - 1);
 }
 
 }  // namespace

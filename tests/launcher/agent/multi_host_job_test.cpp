@@ -8,8 +8,10 @@
 #include <signal.h>
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include "agent/agent_run.h"
@@ -76,6 +78,26 @@ TEST_CASE("MultiHostJob: a worker failure ends the round; restarts are counted j
   CHECK(Says(run, "failed (exitcode: 5) local_rank: 1"));
   CHECK(Says(run, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"));
   CHECK(run.stops.at(0).signo == SIGTERM);
+}
+
+TEST_CASE("MultiHostJob: a later local exit never replaces the failure being published",
+          "[agent][multi_host_job]") {
+  // Once the round's channel is up, local rank 1 fails and local rank 0 dies of SIGTERM before
+  // the store answered the first notice (as a sibling stopped by a teardown would). The agent
+  // used to publish both on one connection; the second failed at once and this host named it.
+  Run run = RunAgent(Options({"--max-restarts=1"}), [](boost::asio::io_context& io,
+                                                       FakeWorkerGroup& group, const auto& specs) {
+    auto timer = std::make_shared<boost::asio::steady_timer>(io, std::chrono::milliseconds(300));
+    timer->async_wait([timer, &group, ids = std::vector<int>{specs[0].id, specs[1].id}](auto) {
+      group.Exit(ids[1], WorkerExit::Exited(5));
+      group.Exit(ids[0], WorkerExit::Signaled(SIGTERM));
+    });
+  });
+  CHECK(run.code == 1);
+  REQUIRE(run.starts == 2);
+  CHECK(Says(run, "failed (root cause: worker rank 1 (local rank 1) on "));
+  CHECK(Says(run, "cpplaunch: job failed; root cause: worker rank 1 (local rank 1) on "));
+  CHECK_FALSE(Says(run, "failed: killed by SIGTERM"));
 }
 
 TEST_CASE("MultiHostJob: a signal while the workers run ends the job with 1, no restart",

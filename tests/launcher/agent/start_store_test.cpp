@@ -51,5 +51,19 @@ TEST_CASE("StoreServer::WhenIdle fires when the last connection closes, not befo
   CHECK(at_once);
 }
 
+TEST_CASE("StoreConnectionCap keeps a reserve for the agent's own files below the fd limit",
+          "[agent][store_host]") {
+  // The defaults of a shell: 1,024; two workers keep 256 + 2 x 8 for the agent.
+  CHECK(StoreConnectionCap(1024, 2) == 1024 - 256 - 16);
+  CHECK(StoreConnectionCap(1024, 8) == 1024 - 256 - 64);
+  // A raised limit: the store's own cap.
+  CHECK(StoreConnectionCap(1048576, 8) == 16384);
+  CHECK(StoreConnectionCap(16384 + 256 + 8, 1) == 16384);
+  CHECK(StoreConnectionCap(16384 + 256 + 7, 1) == 16383);
+  // Below the reserve: the store still takes one connection.
+  CHECK(StoreConnectionCap(100, 8) == 1);
+  CHECK(StoreConnectionCap(0, 0) == 1);
+}
+
 }  // namespace
 }  // namespace cpplaunch

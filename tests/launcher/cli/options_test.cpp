@@ -431,6 +431,15 @@ TEST_CASE("signals: unknown names become warnings, not errors") {
   CHECK(r.warnings[0].find("SIGNOPE") != std::string::npos);
 }
 
+TEST_CASE("an empty --master-addr is a one-line usage error, from argv or PET_MASTER_ADDR") {
+  const std::string expected =
+      "--master-addr is empty; give the address of the node-rank-0 host (default 127.0.0.1)";
+  CHECK(UsageError({"--master-addr=", "s"}) == expected);
+  CHECK(UsageError({"--master-addr", "  ", "s"}) == expected);
+  CHECK(UsageError({"s"}, {{"PET_MASTER_ADDR", ""}}) == expected);
+  CHECK(Ok({"s"}, {{"PET_MASTER_ADDR", "10.0.0.1"}}).master_addr == "10.0.0.1");
+}
+
 TEST_CASE("master_addr with a dynamic backend and no endpoint warns as torchrun does") {
   ParseResult r = Parse({"--rdzv-backend", "c10d", "--master-addr", "h", "s"});
   REQUIRE(r.ok());

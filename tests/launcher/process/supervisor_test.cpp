@@ -164,6 +164,68 @@ TEST_CASE("Supervisor ends as stopped on request and passes unreaped workers on"
   CHECK(f.result->unreaped[0].id == 1);
 }
 
+TEST_CASE("Supervisor holds the failure's teardown until the job lets it proceed",
+          "[launcher][supervisor]") {
+  FakeWorkerGroup group;
+  std::vector<std::function<void()>> held;
+  SupervisorConfig config{1500ms, 1, SIGTERM};
+  config.before_failure_teardown = [&](std::function<void()> proceed) {
+    held.push_back(std::move(proceed));
+  };
+  Supervisor supervisor(group, config);
+  std::optional<AttemptResult> result;
+  supervisor.Run(Specs(3), 0, [&](const AttemptResult& r) { result = r; });
+  group.Exit(1, WorkerExit::Exited(3), 10);
+  REQUIRE(held.size() == 1);
+  CHECK(group.stops.empty());  // nothing is stopped before the job says so
+  // A worker that fails on its own while the failure is published is a failure, not a victim,
+  // and asks for no second hold.
+  group.Exit(2, WorkerExit::Exited(4), 11);
+  CHECK(held.size() == 1);
+  held[0]();
+  REQUIRE(group.stops.size() == 1);
+  CHECK(group.stops[0].signo == SIGTERM);
+  held[0]();  // a second call changes nothing
+  CHECK(group.stops.size() == 1);
+  group.Exit(0, WorkerExit::Signaled(SIGTERM), 12);
+  group.FinishStop();
+  REQUIRE(result);
+  CHECK(result->outcome == AttemptOutcome::kRestart);
+  CHECK(result->exits[*result->root_failure].event.id == 1);
+  CHECK(result->exits[1].role == ExitRole::kFailed);
+  CHECK(result->exits[2].role == ExitRole::kStopped);
+
+  SECTION("a signal during the hold tears down at once; the late proceed is ignored") {
+    held.clear();
+    result.reset();
+    supervisor.Run(Specs(2), 1, [&](const AttemptResult& r) { result = r; });
+    group.Exit(0, WorkerExit::Exited(3));
+    REQUIRE(held.size() == 1);
+    CHECK(supervisor.OnSignal(SIGINT));
+    REQUIRE(group.stops.size() == 2);
+    CHECK(group.stops[1].signo == SIGINT);
+    held[0]();
+    CHECK(group.stops.size() == 2);
+    group.Exit(1, WorkerExit::Signaled(SIGINT));
+    group.FinishStop();
+    REQUIRE(result);
+    CHECK(result->outcome == AttemptOutcome::kSignaled);
+  }
+  SECTION("every worker gone during the hold: the sweep waits for the proceed") {
+    held.clear();
+    result.reset();
+    supervisor.Run(Specs(2), 0, [&](const AttemptResult& r) { result = r; });
+    group.Exit(0, WorkerExit::Exited(3));
+    group.Exit(1, WorkerExit::Exited(0));
+    CHECK(group.stops.size() == 1);
+    held.at(0)();
+    REQUIRE(group.stops.size() == 2);
+    group.FinishStop();
+    REQUIRE(result);
+    CHECK(result->outcome == AttemptOutcome::kRestart);
+  }
+}
+
 TEST_CASE("Supervisor tears real workers down fast after the first failure",
           "[launcher][supervisor][process]") {
   boost::asio::io_context io;
