@@ -44,6 +44,15 @@ ConnectResult ConnectTcp(int family, const sockaddr* address, socklen_t length,
   return result;
 }
 
+int RouteSourceAddress(const sockaddr* address, socklen_t length, sockaddr_storage* source) {
+  UniqueFd fd(::socket(address->sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd) return errno;
+  if (::connect(fd.get(), address, length) != 0) return errno;
+  socklen_t size = sizeof(*source);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(source), &size) != 0) return errno;
+  return 0;
+}
+
 AcceptResult AcceptConnection(int listen_fd) {
   AcceptResult result;
   // accept4 sets CLOEXEC atomically; a separate fcntl would leave a window for a fork.

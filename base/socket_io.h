@@ -24,6 +24,11 @@ struct ConnectResult {
 ConnectResult ConnectTcp(int family, const sockaddr* address, socklen_t length,
                          std::chrono::milliseconds timeout);
 
+// The local address this host would send from to reach `address` (the routing table's
+// choice): a datagram socket is connected there, which sends nothing, and asked its name.
+// Returns 0 with *source filled, or the errno value (ENETUNREACH when no route leads there).
+int RouteSourceAddress(const sockaddr* address, socklen_t length, sockaddr_storage* source);
+
 enum class AcceptStatus {
   kAccepted,    // `fd` is the new connection
   kQueueEmpty,  // no connection is pending (EAGAIN)

@@ -456,6 +456,33 @@ pid_t SpawnSentinel(const SentinelPlan& plan) {
   return pid;
 }
 
+pid_t ForkHelper() {
+  const pid_t parent = ::getpid();
+  pid_t pid;
+  {
+    // No handler of the agent may run in the child before its dispositions are reset.
+    SignalBlock block;
+    pid = ::fork();
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      // The parent may have died before prctl took effect: then we were already reparented.
+      if (::getppid() != parent) ::kill(::getpid(), SIGKILL);
+      DefaultDispositions();
+    }
+  }
+  if (pid == 0) UnblockAll();
+  if (pid < 0) ThrowLastError("fork (helper)");
+  return pid;
+}
+
+void ExitHelper(int code) { ::_exit(code); }
+
+std::pair<UniqueFd, UniqueFd> CloexecPipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) ThrowLastError("pipe2");
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
 std::pair<UniqueFd, UniqueFd> SeqpacketPair() {
   int fds[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {

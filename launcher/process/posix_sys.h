@@ -104,6 +104,19 @@ bool WaitChildExit(pid_t pid, int pidfd, int timeout_ms);
 // Sends `signo` through the pidfd when there is one (never hits a reused pid), else by pid.
 bool SignalChild(pid_t pid, int pidfd, int signo);
 
+// --- Helper children (bounded_child.h) -------------------------------------------------------
+
+// Forks a child that goes on running the caller's code (no exec): returns 0 in the child and
+// the child's pid in the parent. The child gets PR_SET_PDEATHSIG(SIGKILL) (it dies with the
+// agent), default signal dispositions and an empty signal mask. Throws if fork fails.
+// Call only while this process has one thread: the child then may allocate and load libraries.
+pid_t ForkHelper();
+// _exit(code): ends a helper child without running the parent's atexit handlers or flushing
+// the stdio buffers it inherited.
+[[noreturn]] void ExitHelper(int code);
+// pipe2(O_CLOEXEC): {read end, write end}. Throws.
+std::pair<UniqueFd, UniqueFd> CloexecPipe();
+
 // --- JobSentinel support -------------------------------------------------------------------
 
 // One message from the agent to the sentinel over the SOCK_SEQPACKET pair.
