@@ -37,7 +37,8 @@ std::string ListNodes(const std::vector<std::string>& ids) {
 DynamicRendezvous::DynamicRendezvous(boost::asio::any_io_executor executor,
                                      RendezvousSettings settings)
     : settings_(std::move(settings)),
-      client_(std::move(executor), AsyncStoreClient::Options{settings_.read_timeout}) {}
+      client_(std::move(executor),
+              AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)) {}
 
 std::string DynamicRendezvous::StateKey() const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/state";

@@ -32,9 +32,9 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
         settings(std::move(s)),
         round(std::move(r)),
         on_end(std::move(handler)),
-        watch(ex, AsyncStoreClient::Options{settings.read_timeout}),
-        beat(ex, AsyncStoreClient::Options{settings.heartbeat_timeout}),
-        control(ex, AsyncStoreClient::Options{settings.read_timeout}),
+        watch(ex, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret)),
+        beat(ex, AsyncStoreClient::Options::Agent(settings.heartbeat_timeout, settings.secret)),
+        control(ex, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret)),
         tick_timer(ex) {}
 
   asio::any_io_executor executor;

@@ -43,6 +43,7 @@ class JobChannel {
     std::chrono::milliseconds heartbeat_timeout{std::chrono::seconds(5)};
     std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
     bool hosts_store = false;  // this agent runs the store server
+    std::string secret;        // the agents' shared secret (RendezvousSettings::secret)
   };
   using EndHandler = std::function<void(const RoundEnd&)>;
 

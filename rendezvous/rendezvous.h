@@ -38,6 +38,9 @@ struct RendezvousSettings {
   int store_port = 0;
   std::string master_addr;  // what workers get as MASTER_ADDR / MASTER_PORT
   int master_port = 0;
+  // The agents' shared secret (docs/security.md; empty: none). Every store connection of the
+  // rendezvous is an agent connection proven with it.
+  std::string secret;
   // This agent. An empty self.addr is filled with the local address of the connection to the
   // store (the interface that routes to it); a node_id starting with '_' gets that address put
   // in front ("_<pid>" -> "10.0.0.2_<pid>").

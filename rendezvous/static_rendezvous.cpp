@@ -27,7 +27,8 @@ std::string RankList(const std::vector<int>& ranks) {
 StaticRendezvous::StaticRendezvous(boost::asio::any_io_executor executor,
                                    RendezvousSettings settings)
     : settings_(std::move(settings)),
-      client_(std::move(executor), AsyncStoreClient::Options{settings_.read_timeout}) {}
+      client_(std::move(executor),
+              AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)) {}
 
 std::string StaticRendezvous::Where() const {
   return "node rank " + std::to_string(settings_.node_rank) + " (" + settings_.self.Label() + ")";

@@ -127,12 +127,10 @@ asio::awaitable<RoundEnd> PublishRoundEnd(AsyncStoreClient& client, const std::s
 asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std::string& run_id,
                                       int64_t round) {
   // The previous round's worker keys (their own store barriers and counters) would mislead the
-  // new round's workers; the agents' keys under cpplaunch/ carry the rendezvous and stay. The go
-  // key is written last, so no agent starts workers before the store is clean.
-  const std::string agents = "cpplaunch/";
-  for (const auto& key : co_await client.ListKeys()) {
-    if (key.compare(0, agents.size(), agents) != 0) co_await client.DeleteKey(key);
-  }
+  // new round's workers; the agents' keys live in their own namespace and stay. One request
+  // however many worker keys exist (issue 15). The go key is written last, so no agent starts
+  // workers before the store is clean.
+  co_await client.ClearWorkerKeys();
   co_await client.Set(GoKey(run_id, round), "");
 }
 

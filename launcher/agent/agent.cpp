@@ -21,6 +21,7 @@
 #include "launcher/agent/multi_host_job.h"
 #include "launcher/agent/process_capacity.h"
 #include "launcher/agent/single_host_job.h"
+#include "launcher/agent/store_security.h"
 #include "launcher/agent/worker_specs.h"
 #include "launcher/cli/script_check.h"
 #include "launcher/output/console_writer.h"
@@ -79,6 +80,10 @@ class Agent::Impl {
   int Run() {
     if (auto problem = UnsupportedOption(options_)) return Refuse(*problem, ExitCode::kUsage);
     if (auto problem = ScriptProblem(options_)) return Refuse(*problem, ExitCode::kUsage);
+    std::string security_error;
+    auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &security_error);
+    if (!security) return Refuse(security_error, ExitCode::kUsage);
+    security_ = std::move(*security);
     if (auto problem = ProcessCapacityProblem(options_.nproc_per_node, posix::ReadPidLimits())) {
       return Refuse(*problem, ExitCode::kUsage);
     }
@@ -139,9 +144,9 @@ class Agent::Impl {
         .entered_exit_barrier = [this] { state_ = AgentState::kExitBarrier; },
     };
     if (options_.max_nodes > 1) {
-      return std::make_unique<MultiHostJob>(io_, options_, Host(), std::move(hooks));
+      return std::make_unique<MultiHostJob>(io_, options_, Host(), std::move(hooks), security_);
     }
-    return std::make_unique<SingleHostJob>(io_, options_, std::move(hooks));
+    return std::make_unique<SingleHostJob>(io_, options_, std::move(hooks), security_);
   }
 
   // ---- One attempt.
@@ -393,6 +398,7 @@ class Agent::Impl {
   boost::asio::io_context io_;
   LaunchOptions options_;
   EnvMap env_;
+  StoreSecurity security_;  // the store's secret and allowed peers (never in env_)
   AgentParts parts_;
   ConsoleWriter out_;
   std::unique_ptr<ConsoleWriter> separate_err_;

@@ -20,10 +20,10 @@ namespace {
 constexpr std::chrono::milliseconds kPublishBeforeTeardown{1000};
 
 MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
-                   const std::string& hostname) {
+                   const std::string& hostname, const StoreSecurity& security) {
   std::string error;
-  auto plan =
-      PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error);
+  auto plan = PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error,
+                            security);
   if (!plan) throw std::runtime_error(error);
   // Every agent offers a port; group rank 0's is the one its rank-0 worker will use.
   if (options.worker_store == WorkerStore::kRank0)
@@ -34,13 +34,14 @@ MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
 }  // namespace
 
 MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& options,
-                           const std::string& hostname, JobHooks hooks)
+                           const std::string& hostname, JobHooks hooks,
+                           const StoreSecurity& security)
     : io_(io),
       hooks_(std::move(hooks)),
       max_restarts_(options.max_restarts),
       nproc_per_node_(options.nproc_per_node),
       worker_store_(options.worker_store),
-      session_(io, Plan(io, options, hostname), hooks_.say) {
+      session_(io, Plan(io, options, hostname, security), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
 }
@@ -54,7 +55,7 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   if (plan.host_store) {
     try {
       store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true,
-                         plan.store_budget, hooks_.say, nproc_per_node_);
+                         plan.store_budget, hooks_.say, nproc_per_node_, plan.security);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;

@@ -17,10 +17,10 @@ namespace cpplaunch {
 
 class MultiHostJob final : public Job {
  public:
-  // Plans this agent's part (PlanMultiHost). Throws std::runtime_error for a malformed
-  // --rdzv-conf value or endpoint.
+  // Plans this agent's part (PlanMultiHost) with the store's `security` (store_security.h).
+  // Throws std::runtime_error for a malformed --rdzv-conf value or endpoint.
   MultiHostJob(boost::asio::io_context& io, const LaunchOptions& options,
-               const std::string& hostname, JobHooks hooks);
+               const std::string& hostname, JobHooks hooks, const StoreSecurity& security = {});
 
   const std::string& run_id() const override { return session_.plan().run_id; }
   std::string store_addr() const override { return master_addr_; }

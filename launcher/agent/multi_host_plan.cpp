@@ -112,6 +112,7 @@ void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid
   r.store_port = plan->store_port;
   r.master_addr = plan->store_host;
   r.master_port = plan->store_port;
+  r.secret = plan->security.secret;
   r.self.addr = o.local_addr.value_or("");
   // Unique among agents sharing a host name (several agents per host in loopback tests).
   r.self.node_id = "_" + std::to_string(pid);
@@ -127,14 +128,16 @@ void FillChannel(MultiHostPlan* plan) {
   c.run_id = plan->run_id;
   c.store_host = plan->store_host;
   c.store_port = plan->store_port;
+  c.secret = plan->security.secret;
 }
 
 }  // namespace
 
 std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::string& hostname,
                                            int pid, const LocalAddressTest& is_local_address,
-                                           std::string* error) {
+                                           std::string* error, const StoreSecurity& security) {
   MultiHostPlan plan;
+  plan.security = security;
   plan.dynamic = IsDynamicRendezvous(o);
   plan.run_id = o.rdzv_id;
   if (!ReadConf(o, &plan, error) || !LocateStore(o, &plan, error) ||

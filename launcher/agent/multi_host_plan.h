@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "launcher/agent/store_security.h"
 #include "launcher/cli/options.h"
 #include "rendezvous/job_channel.h"
 #include "rendezvous/rendezvous.h"
@@ -22,6 +23,7 @@ struct MultiHostPlan {
   int store_port = 0;
   bool host_store = false;   // this agent starts the store server
   bool host_forced = false;  // is_host given: failing to bind is an error, not "be a client"
+  StoreSecurity security;    // for the store this agent may host; its secret is in both below
   RendezvousSettings rendezvous;
   BudgetLimits store_budget;  // --rdzv-conf store_max_bytes (used where the store is hosted)
   JobChannel::Settings channel;
@@ -33,11 +35,12 @@ struct MultiHostPlan {
 // real one is IsLocalAddress (host_info.h).
 using LocalAddressTest = std::function<bool(const std::string& host)>;
 
-// `hostname` and `pid` identify this agent in messages and node ids. Returns nullopt with
-// *error for a malformed --rdzv-conf value or endpoint (torchrun: exit 1).
+// `hostname` and `pid` identify this agent in messages and node ids; `security` (loaded by
+// LoadStoreSecurity) goes to the store and, its secret, to every agent connection. Returns
+// nullopt with *error for a malformed --rdzv-conf value or endpoint (torchrun: exit 1).
 std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& options,
                                            const std::string& hostname, int pid,
                                            const LocalAddressTest& is_local_address,
-                                           std::string* error);
+                                           std::string* error, const StoreSecurity& security = {});
 
 }  // namespace cpplaunch

@@ -16,9 +16,10 @@ namespace cpplaunch {
 // (standalone) and a free port unless one is given. An explicit port (or endpoint) is the
 // user's choice, so a busy one is an error rather than a silent move.
 SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& options,
-                             JobHooks hooks)
+                             JobHooks hooks, StoreSecurity security)
     : io_(io),
       hooks_(std::move(hooks)),
+      security_(std::move(security)),
       nproc_per_node_(options.nproc_per_node),
       max_restarts_(options.max_restarts),
       run_id_(options.rdzv_id),
@@ -46,7 +47,7 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
 
 std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
   auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, store_budget_,
-                          hooks_.say, nproc_per_node_);
+                          hooks_.say, nproc_per_node_, security_);
   master_port_ = store->port();
   return store;
 }

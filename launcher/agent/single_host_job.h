@@ -6,6 +6,7 @@
 #include <string>
 
 #include "launcher/agent/job.h"
+#include "launcher/agent/store_security.h"
 #include "launcher/cli/options.h"
 #include "rendezvous/store/store_budget.h"
 
@@ -15,7 +16,9 @@ class SingleHostJob final : public Job {
  public:
   // Resolves the store's endpoint and the run id from the options (newest torchrun's rules).
   // Throws std::runtime_error for a malformed --rdzv-endpoint.
-  SingleHostJob(boost::asio::io_context& io, const LaunchOptions& options, JobHooks hooks);
+  // `security`: the store's secret and allowed peers (store_security.h).
+  SingleHostJob(boost::asio::io_context& io, const LaunchOptions& options, JobHooks hooks,
+                StoreSecurity security = {});
 
   const std::string& run_id() const override { return run_id_; }
   std::string store_addr() const override { return master_addr_; }
@@ -34,6 +37,7 @@ class SingleHostJob final : public Job {
  private:
   boost::asio::io_context& io_;
   JobHooks hooks_;
+  StoreSecurity security_;
   int nproc_per_node_;
   int max_restarts_;
   std::string run_id_;

@@ -68,11 +68,13 @@ std::size_t StoreConnectionCap(uint64_t fd_limit, int nproc_per_node) {
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
                                         int port, bool port_was_chosen, const BudgetLimits& budget,
                                         const std::function<void(const std::string&)>& say,
-                                        int nproc_per_node) {
+                                        int nproc_per_node, const StoreSecurity& security) {
   StoreServerOptions options;
   options.bind_host = addr;
   options.port = static_cast<uint16_t>(port);
   options.max_connections = StoreConnectionCap(posix::CurrentFileLimit().soft, nproc_per_node);
+  options.secret = security.secret;
+  options.allowed_peers = security.allowed_peers;
   options.budget = budget;
   options.report = say;
   try {

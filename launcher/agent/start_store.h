@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "launcher/agent/store_security.h"
 #include "launcher/cli/rdzv_config.h"
 #include "rendezvous/store/store_server.h"
 
@@ -19,11 +20,12 @@ namespace cpplaunch {
 // false) and it is busy, the store listens on a free port instead and `say` tells why.
 // Throws StoreBindError otherwise. The store takes at most StoreConnectionCap(the soft
 // RLIMIT_NOFILE now, nproc_per_node) connections. `budget` bounds what clients can make the
-// store hold; refusals are told through `say`.
+// store hold; refusals are told through `say`. `security`: the agents' secret and the allowed
+// peer networks (docs/security.md).
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
                                         int port, bool port_was_chosen, const BudgetLimits& budget,
                                         const std::function<void(const std::string&)>& say,
-                                        int nproc_per_node = 1);
+                                        int nproc_per_node = 1, const StoreSecurity& security = {});
 
 // Descriptors the agent keeps for itself below its limit: the console, the loop, signals, the
 // sentinel, its own store clients and listening socket (kFileReserveBase), and per worker its

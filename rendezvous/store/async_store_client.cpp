@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/endpoint.h"
+#include "rendezvous/store/owner_table.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/wire_format.h"
 
@@ -181,15 +183,18 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  Dialect dialect() const { return options.agent ? Dialect::kAgent : Dialect::kModern; }
+
   // Sends one request and reads its reply under the operation timeout.
   Task<Reply> RoundTrip(Request request, uint64_t count = 0) {
     std::string what = Describe(request);
     Turn turn(*this, what.c_str());
-    RequireOpen(what);
     std::string bytes;
-    if (!EncodeRequest(Dialect::kModern, request, &bytes)) {
-      throw StoreError(what + ": not encodable in the modern dialect");
+    if (!EncodeRequest(dialect(), request, &bytes)) {
+      throw StoreError(what + ": only an agent connection (AsyncStoreClient::Options::agent) " +
+                       "can send this");
     }
+    RequireOpen(what);
     ArmDeadline(options.operation_timeout);
     co_await WriteAll(bytes, what);
     Reply reply = co_await ReadReply(ReplyShapeOf(request.command), count, what);
@@ -231,6 +236,44 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     co_await WriteAll(bytes, what);
     Reply reply = co_await ReadReply(ReplyShape::kU32, 0, what);
     Disarm();
+    CheckEcho(reply, ping);
+  }
+
+  // AGENT_HELLO, the nonce, AGENT_PROOF + PING, the verdict and the echo (agent_handshake.h).
+  Task<void> AgentHandshake() {
+    const std::string what = "agent handshake";
+    Request hello = MakeRequest(Command::kAgentHello);
+    hello.u32 = kAgentHelloMagic;
+    std::string bytes;
+    EncodeRequest(Dialect::kAgent, hello, &bytes);
+    ArmDeadline(options.operation_timeout);
+    co_await WriteAll(bytes, what);
+    Reply challenge = co_await ReadReply(ReplyShape::kBytes, 0, what);
+    const Bytes& nonce = challenge.values.at(0);
+    if (nonce.size() != kAgentNonceBytes) {
+      CloseWith("not a cpplaunch store");
+      throw StoreError("the service at " + peer + " answered the agent handshake wrongly: is it " +
+                       "a cpplaunch store of this version?");
+    }
+    Request proof = MakeRequest(Command::kAgentProof, {}, {AgentProof(options.secret, nonce)});
+    Request ping = MakeRequest(Command::kPing);
+    ping.u32 = static_cast<uint32_t>(::getpid());
+    bytes.clear();
+    EncodeRequest(Dialect::kAgent, proof, &bytes);
+    EncodeRequest(Dialect::kAgent, ping, &bytes);
+    co_await WriteAll(bytes, what);
+    Reply verdict = co_await ReadReply(ReplyShape::kU8, 0, what);
+    if (verdict.u8 != kAgentAccepted) {
+      CloseWith("the store refused this agent");
+      throw StoreError("the store at " + peer +
+                       " refused this agent: wrong or missing secret (see docs/security.md)");
+    }
+    Reply echo = co_await ReadReply(ReplyShape::kU32, 0, what);
+    Disarm();
+    CheckEcho(echo, ping);
+  }
+
+  void CheckEcho(const Reply& reply, const Request& ping) {
     if (reply.u32 != ping.u32) {
       CloseWith("not a TCPStore");
       throw StoreError("the service at " + peer +
@@ -305,7 +348,11 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
         if (reason.empty()) {
           // Open before the handshake, so that its failure is recorded as the closed reason.
           impl->open = true;
-          co_await impl->Handshake();
+          if (impl->options.agent) {
+            co_await impl->AgentHandshake();
+          } else {
+            co_await impl->Handshake();
+          }
           co_return;
         }
         last_error = reason;
@@ -385,6 +432,35 @@ AsyncStoreClient::Task<std::vector<std::string>> AsyncStoreClient::ListKeys() {
   co_return std::move(reply.keys);
 }
 
+AsyncStoreClient::Task<Bytes> AsyncStoreClient::Claim(std::string key, Bytes value) {
+  auto impl = impl_;
+  Reply reply =
+      co_await impl->RoundTrip(KeyValueRequest(Command::kClaim, std::move(key), std::move(value)));
+  co_return std::move(reply.values.at(0));
+}
+
+AsyncStoreClient::Task<void> AsyncStoreClient::Will(std::string key, Bytes value) {
+  auto impl = impl_;
+  const std::string what = "WILL '" + key + "'";
+  Reply reply =
+      co_await impl->RoundTrip(KeyValueRequest(Command::kWill, std::move(key), std::move(value)));
+  if (reply.u8 != kAgentAccepted) {
+    throw StoreError(what + " refused by the store at " + impl->peer + ": more than " +
+                     std::to_string(OwnerTable::kMaxWills) + " wills on one connection");
+  }
+}
+
+AsyncStoreClient::Task<void> AsyncStoreClient::CancelWills() {
+  auto impl = impl_;
+  co_await impl->RoundTrip(MakeRequest(Command::kCancelWills));
+}
+
+AsyncStoreClient::Task<int64_t> AsyncStoreClient::ClearWorkerKeys() {
+  auto impl = impl_;
+  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kClearWorkerKeys));
+  co_return reply.number;
+}
+
 // WAIT's reply is deferred until the keys exist. On the deadline the timer sends CANCEL_WAIT;
 // the server then answers WAIT_CANCELED, or STOP_WAITING followed by WAIT_CANCELED when the keys
 // arrived in between. A store that answers neither within operation_timeout is given up on.
@@ -396,7 +472,7 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
   Impl::Turn turn(*impl, what.c_str());
   impl->RequireOpen(what);
   std::string bytes;
-  EncodeRequest(Dialect::kModern, request, &bytes);
+  EncodeRequest(impl->dialect(), request, &bytes);
   co_await impl->WriteAll(bytes, what);
 
   // The timer is armed only after the WAIT is written, so the CANCEL_WAIT write can never
@@ -410,7 +486,7 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
       if (ec || mine != impl->generation || !impl->open) return;
       *cancel_sent = true;
       auto cancel = std::make_shared<std::string>();
-      EncodeRequest(Dialect::kModern, MakeRequest(Command::kCancelWait), cancel.get());
+      EncodeRequest(impl->dialect(), MakeRequest(Command::kCancelWait), cancel.get());
       // The handler owns the buffer until the write ends. Its error is ignored: a broken
       // connection fails the pending read, which the deadline below bounds.
       asio::async_write(impl->socket, asio::buffer(*cancel), [impl, cancel](error_code, size_t) {});

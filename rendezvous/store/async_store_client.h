@@ -36,6 +36,16 @@ class AsyncStoreClient {
   struct Options {
     // Bounds every request except Wait(), and each connection attempt (torchrun's read_timeout).
     std::chrono::milliseconds operation_timeout{60000};
+    // An agent connection (docs/security.md): Connect() performs the agent handshake with
+    // `secret` (key bytes; empty when none is configured), and every command then works on the
+    // agents' namespace of the store, out of reach of PyTorch clients.
+    bool agent = false;
+    std::string secret;
+
+    // An agent connection's options.
+    static Options Agent(std::chrono::milliseconds timeout, std::string secret) {
+      return Options{timeout, true, std::move(secret)};
+    }
   };
 
   explicit AsyncStoreClient(boost::asio::any_io_executor executor);
@@ -45,9 +55,12 @@ class AsyncStoreClient {
   AsyncStoreClient& operator=(const AsyncStoreClient&) = delete;
 
   // Connects to host:port (a numeric IPv4/IPv6 address or a name; every resolved address is
-  // tried), sends VALIDATE and a PING, and checks the echo. Refused or unreachable connections
-  // are retried with a growing pause (50 ms to 1 s) until `deadline`; then throws StoreError:
-  // "cannot reach the store at H:P (tried for 12.0 s): Connection refused".
+  // tried), sends VALIDATE (or, with Options::agent, performs the agent handshake) and a PING,
+  // and checks the echo. Refused or unreachable connections are retried with a growing pause
+  // (50 ms to 1 s) until `deadline`; then throws StoreError: "cannot reach the store at H:P
+  // (tried for 12.0 s): Connection refused". A store that refuses the agent handshake is not
+  // retried: StoreError "the store at H:P refused this agent: wrong or missing secret (see
+  // docs/security.md)".
   Task<void> Connect(std::string host, int port, Clock::time_point deadline);
 
   Task<void> Set(std::string key, Bytes value);
@@ -66,6 +79,22 @@ class AsyncStoreClient {
   Task<bool> DeleteKey(std::string key);
   // Every key in the store, as stored (LIST_KEYS; PyTorch's own client strips a '/').
   Task<std::vector<std::string>> ListKeys();
+
+  // Agent connections only (Options::agent; elsewhere they throw StoreError at once).
+  // When `key` is absent, stores `value` owned by this connection and returns `value`;
+  // otherwise changes nothing and returns the stored value. An owned key is deleted the moment
+  // this connection closes (Close(), destruction, the process's death); DeleteKey also removes it.
+  Task<Bytes> Claim(std::string key, Bytes value);
+  // When this connection closes for any reason, `key` is set to `value` unless it exists then
+  // (after this connection's owned keys were deleted), waking its WAITers. A second will on the
+  // same key replaces the first. At most 64 keys per connection: more throws StoreError (the
+  // connection stays usable).
+  Task<void> Will(std::string key, Bytes value);
+  // Forgets this connection's wills (a clean exit).
+  Task<void> CancelWills();
+  // Deletes every key of the workers' namespace, however many, without listing them; returns
+  // how many there were.
+  Task<int64_t> ClearWorkerKeys();
 
   // Closes the connection; a pending operation finishes with StoreError ("closed"), a pending
   // Connect() stops retrying, and later Connect() calls fail: the client is done.

@@ -22,6 +22,12 @@ constexpr std::array<Command, 19> kModernCodes = {
     Command::kQueueLen,   Command::kListKeys, Command::kBarrier,
 };
 
+// The agent-only commands, from kAgentHelloByte on.
+constexpr std::array<Command, 6> kAgentCodes = {
+    Command::kAgentHello, Command::kAgentProof,  Command::kClaim,
+    Command::kWill,       Command::kCancelWills, Command::kClearWorkerKeys,
+};
+
 template <size_t N>
 int IndexOf(const std::array<Command, N>& codes, Command command) {
   auto it = std::find(codes.begin(), codes.end(), command);
@@ -38,6 +44,7 @@ constexpr Field kProgKeyI64[] = {Field::kKey, Field::kI64, Field::kEnd};
 constexpr Field kProgKeyList[] = {Field::kKeyList, Field::kEnd};
 constexpr Field kProgPairList[] = {Field::kPairList, Field::kEnd};
 constexpr Field kProgU32[] = {Field::kU32, Field::kEnd};
+constexpr Field kProgValue[] = {Field::kValue, Field::kEnd};
 
 // Reply programs.
 constexpr Field kReplyU8[] = {Field::kU8, Field::kEnd};
@@ -95,6 +102,18 @@ const char* CommandName(Command command) {
       return "LIST_KEYS";
     case Command::kBarrier:
       return "BARRIER";
+    case Command::kAgentHello:
+      return "AGENT_HELLO";
+    case Command::kAgentProof:
+      return "AGENT_PROOF";
+    case Command::kClaim:
+      return "CLAIM";
+    case Command::kWill:
+      return "WILL";
+    case Command::kCancelWills:
+      return "CANCEL_WILLS";
+    case Command::kClearWorkerKeys:
+      return "CLEAR_WORKER_KEYS";
   }
   return "?";  // only for a value outside the enum; keeps -Wreturn-type quiet
 }
@@ -102,10 +121,20 @@ const char* CommandName(Command command) {
 int WireCode(Dialect dialect, Command command) {
   if (dialect == Dialect::kLegacy) return IndexOf(kLegacyCodes, command);
   if (dialect == Dialect::kModern) return IndexOf(kModernCodes, command);
+  if (dialect == Dialect::kAgent) {
+    if (int agent = IndexOf(kAgentCodes, command); agent >= 0) return kAgentHelloByte + agent;
+    return command == Command::kValidate ? -1 : IndexOf(kModernCodes, command);
+  }
   return -1;
 }
 
 std::optional<Command> CommandFromWire(Dialect dialect, uint8_t byte) {
+  if (dialect == Dialect::kAgent) {
+    if (byte >= kAgentHelloByte && size_t{byte} - kAgentHelloByte < kAgentCodes.size()) {
+      return kAgentCodes[byte - kAgentHelloByte];
+    }
+    dialect = Dialect::kModern;  // every modern command but VALIDATE
+  }
   if (dialect == Dialect::kModern) {
     // VALIDATE after the first message is an unknown command to PyTorch's servers too: they
     // close the connection (VALIDATE exists to refuse port scanners, PyTorch issue #106294).
@@ -120,7 +149,13 @@ const Field* RequestProgram(Command command) {
   switch (command) {
     case Command::kValidate:
     case Command::kPing:
+    case Command::kAgentHello:
       return kProgU32;
+    case Command::kAgentProof:
+      return kProgValue;
+    case Command::kClaim:
+    case Command::kWill:
+      return kProgKeyValue;
     case Command::kSet:
     case Command::kAppend:
     case Command::kQueuePush:
@@ -145,6 +180,8 @@ const Field* RequestProgram(Command command) {
     case Command::kGetNumKeys:
     case Command::kCancelWait:
     case Command::kListKeys:
+    case Command::kCancelWills:
+    case Command::kClearWorkerKeys:
       return kProgNone;
   }
   return kProgNone;
@@ -165,6 +202,9 @@ ReplyShape ReplyShapeOf(Command command) {
     case Command::kCancelWait:
     case Command::kBarrier:
     case Command::kWatchKey:
+    case Command::kAgentProof:
+    case Command::kWill:
+    case Command::kCancelWills:
       return ReplyShape::kU8;
     case Command::kPing:
       return ReplyShape::kU32;
@@ -172,9 +212,12 @@ ReplyShape ReplyShapeOf(Command command) {
     case Command::kGetNumKeys:
     case Command::kDeleteKey:
     case Command::kQueueLen:
+    case Command::kClearWorkerKeys:
       return ReplyShape::kI64;
     case Command::kGet:
     case Command::kCompareSet:
+    case Command::kAgentHello:
+    case Command::kClaim:
       return ReplyShape::kBytes;
     case Command::kMultiGet:
       return ReplyShape::kBytesList;

@@ -12,8 +12,10 @@
 namespace cpplaunch {
 
 // Which numbering a connection speaks. Legacy = PyTorch <= 2.0 (SET = 0, WATCH_KEY = 7);
-// modern = PyTorch >= 2.1 (VALIDATE = 0 + magic first, every other command shifted by one).
-enum class Dialect : uint8_t { kUndecided, kLegacy, kModern };
+// modern = PyTorch >= 2.1 (VALIDATE = 0 + magic first, every other command shifted by one);
+// agent = a cpplaunch agent (AGENT_HELLO first, agent_handshake.h): the modern numbering without
+// VALIDATE plus the agent-only commands, whose bytes no PyTorch dialect uses.
+enum class Dialect : uint8_t { kUndecided, kLegacy, kModern, kAgent };
 
 // Dialect-independent command names; WireCode() maps them to bytes.
 enum class Command : uint8_t {
@@ -37,6 +39,13 @@ enum class Command : uint8_t {
   kQueueLen,   // modern only
   kListKeys,   // modern only
   kBarrier,    // modern only
+  // Agent dialect only (docs/security.md):
+  kAgentHello,       // first message: u32 magic; reply Bytes nonce
+  kAgentProof,       // second message: Bytes HMAC; reply u8 (0 accepted; else closed)
+  kClaim,            // Str key, Bytes value: stored owned by the connection unless present
+  kWill,             // Str key, Bytes value: set when the connection closes, unless present
+  kCancelWills,      // forgets the connection's wills
+  kClearWorkerKeys,  // deletes every key of the workers' namespace; reply i64 count
 };
 
 const char* CommandName(Command command);  // "SET", "COMPARE_SET", ...
@@ -51,6 +60,15 @@ int WireCode(Dialect dialect, Command command);
 std::optional<Command> CommandFromWire(Dialect dialect, uint8_t byte);
 
 inline constexpr uint32_t kValidateMagic = 0x3C85F7CE;  // bytes CE F7 85 3C
+
+// The agent dialect's command bytes: AGENT_HELLO = 0xC7 ... CLEAR_WORKER_KEYS = 0xCC, far from
+// both PyTorch numberings (legacy 0..12, modern 0..18), so a first byte 0xC7 can only be an agent
+// and a PyTorch connection sending one of these bytes is closed as an unknown command.
+inline constexpr uint8_t kAgentHelloByte = 0xC7;
+inline constexpr uint32_t kAgentHelloMagic = 0x414C5043;  // bytes 43 50 4C 41 ("CPLA")
+// Replies to AGENT_PROOF and WILL.
+inline constexpr uint8_t kAgentAccepted = 0;
+inline constexpr uint8_t kAgentRefused = 1;
 
 // Reply bytes (CheckResponseType, WaitResponseType, WatchResponseType).
 inline constexpr uint8_t kCheckReady = 0;

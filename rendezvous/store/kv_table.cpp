@@ -105,6 +105,16 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
       return ListKeys(effects);
     case Command::kBarrier:
       return Barrier(conn, request, effects);
+    case Command::kClaim:
+      return Claim(conn, request, effects);
+    case Command::kWill:
+      return Will(conn, request, effects);
+    case Command::kCancelWills:
+      return CancelWills(conn, effects);
+    case Command::kAgentHello:
+    case Command::kAgentProof:
+    case Command::kClearWorkerKeys:
+      return;  // the server's: they concern the connection or the other namespace
   }
 }
 
@@ -239,14 +249,99 @@ bool KvTable::AddToCounter(const std::string& key, int64_t delta, int64_t* resul
 }
 
 void KvTable::DeleteKey(Request& request, TableEffects* effects) {
-  auto it = data_.find(request.keys[0]);
-  if (it == data_.end()) return EncodeI64(0, &effects->reply);
-  Bytes old = std::move(it->second);
-  budget_->RemoveStored(StoreBudget::EntryCost(it->first, old.capacity()));
-  key_bytes_ -= it->first.size();
-  data_.erase(it);
+  if (data_.find(request.keys[0]) == data_.end()) return EncodeI64(0, &effects->reply);
   EncodeI64(1, &effects->reply);
-  Notify(request.keys[0], kKeyDeleted, old, {}, effects);
+  Erase(request.keys[0], effects);
+}
+
+// Removes a present key (DELETE_KEY, an owner's close): no wake-ups, KEY_DELETED to watchers.
+void KvTable::Erase(std::string_view key, TableEffects* effects) {
+  auto it = data_.find(key);
+  if (it == data_.end()) return;
+  owners_.Release(key);
+  budget_->RemoveStored(StoreBudget::EntryCost(it->first, it->second.capacity()));
+  key_bytes_ -= it->first.size();
+  if (watchers_.empty()) {
+    data_.erase(it);
+    return;
+  }
+  // `key` may view the erased entry's own string.
+  std::string name = it->first;
+  Bytes old = std::move(it->second);
+  data_.erase(it);
+  Notify(name, kKeyDeleted, old, {}, effects);
+}
+
+// Creates `key` owned by `conn` unless it exists; the reply is the value now stored, so the
+// caller compares it with its own to know whether it won.
+void KvTable::Claim(ConnId conn, Request& request, TableEffects* effects) {
+  auto it = data_.find(request.keys[0]);
+  if (it != data_.end()) return EncodeBytes(it->second, &effects->reply);
+  const std::string key = request.keys[0];
+  EncodeBytes(request.values[0], &effects->reply);
+  if (!Store(std::move(request.keys[0]), std::move(request.values[0]), effects)) {
+    effects->reply.clear();  // refused by the budget: nothing stored, nothing owned
+    return;
+  }
+  owners_.Own(conn, key);
+}
+
+// A will is held until its connection closes, so it is charged to the budget like a stored key;
+// one that does not fit is refused like one over the count (the connection stays).
+void KvTable::Will(ConnId conn, Request& request, TableEffects* effects) {
+  const uint64_t before = owners_.WillsCost(conn);
+  const uint64_t cost = StoreBudget::EntryCost(request.keys[0], request.values[0].capacity());
+  bool added = budget_->CanStore(cost) &&
+               owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
+  if (added) Recharge(before, owners_.WillsCost(conn));
+  EncodeU8(added ? kAgentAccepted : kAgentRefused, &effects->reply);
+}
+
+void KvTable::CancelWills(ConnId conn, TableEffects* effects) {
+  budget_->RemoveStored(owners_.WillsCost(conn));
+  owners_.CancelWills(conn);
+  EncodeU8(kAgentAccepted, &effects->reply);
+}
+
+int64_t KvTable::Clear(TableEffects* effects) {
+  const auto count = static_cast<int64_t>(data_.size() + queues_.size());
+  // Only watched keys need a notice; walking the watchers keeps this O(watched keys).
+  for (const auto& entry : watchers_) {
+    auto it = data_.find(entry.first);
+    if (it != data_.end()) Notify(it->first, kKeyDeleted, it->second, {}, effects);
+  }
+  // Set aside rather than cleared: the new maps start small, and the old ones are freed in slices.
+  cleared_keys_.push_back(std::exchange(data_, {}));
+  cleared_queues_.push_back(std::exchange(queues_, {}));
+  key_bytes_ = 0;
+  owners_.ReleaseAll();
+  return count;
+}
+
+// The budget is given back as the memory is: entry by entry, at the costs Store and QueuePush
+// charged.
+bool KvTable::ReleaseSome(size_t max_entries) {
+  auto release = [&max_entries](auto& maps, auto cost) {
+    while (!maps.empty() && max_entries > 0) {
+      auto& map = maps.back();
+      // erase(begin()) is O(1): the nodes form one list that begin() heads.
+      for (; !map.empty() && max_entries > 0; --max_entries) {
+        cost(*map.begin());
+        map.erase(map.begin());
+      }
+      if (map.empty()) maps.pop_back();
+    }
+  };
+  release(cleared_keys_, [this](const auto& entry) {
+    budget_->RemoveStored(StoreBudget::EntryCost(entry.first, entry.second.capacity()));
+  });
+  release(cleared_queues_, [this](const auto& entry) {
+    budget_->RemoveStored(entry.first.size());
+    for (const Bytes& item : entry.second) {
+      budget_->RemoveStored(StoreBudget::EntryCost({}, item.capacity()));
+    }
+  });
+  return !cleared_keys_.empty() || !cleared_queues_.empty();
 }
 
 void KvTable::Append(Request& request, TableEffects* effects) {
@@ -445,18 +540,30 @@ void KvTable::SweepStaleEntries() {
   stale_entries_ = 0;
 }
 
-void KvTable::Disconnect(ConnId conn) {
+void KvTable::Disconnect(ConnId conn, TableEffects* effects) {
   DropLong(conn);
   DropWait(conn);
   auto watched = watched_.find(conn);
-  if (watched == watched_.end()) return;
-  for (const auto& key : watched->second) {
-    auto it = watchers_.find(key);
-    if (it == watchers_.end()) continue;
-    std::erase(it->second, conn);
-    if (it->second.empty()) watchers_.erase(it);
+  if (watched != watched_.end()) {
+    for (const auto& key : watched->second) {
+      auto it = watchers_.find(key);
+      if (it == watchers_.end()) continue;
+      std::erase(it->second, conn);
+      if (it->second.empty()) watchers_.erase(it);
+    }
+    watched_.erase(watched);
   }
-  watched_.erase(watched);
+  TableEffects scratch;
+  if (effects == nullptr) effects = &scratch;
+  effects->Clear();
+  // Owned keys first, so that a will may name a key its own connection owned.
+  for (const auto& key : owners_.TakeOwned(conn)) Erase(key, effects);
+  budget_->RemoveStored(owners_.WillsCost(conn));
+  for (auto& [key, value] : owners_.TakeWills(conn)) {
+    // A will the budget refuses is dropped; the connection is gone anyway.
+    if (!Present(key)) Store(std::move(key), std::move(value), effects);
+  }
+  effects->error.clear();
 }
 
 // ---- Legacy watch notifications

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rendezvous/store/owner_table.h"
 #include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire_format.h"
 
@@ -67,9 +68,19 @@ class KvTable {
   // Applies the next slice of `conn`'s unfinished request (effects->more was set). Nothing
   // happens when `conn` has none.
   void Continue(ConnId conn, TableEffects* effects);
-  // Forgets `conn`'s pending wait, its watches and an unfinished request. Call when the
-  // connection closes.
-  void Disconnect(ConnId conn);
+  // Forgets `conn`'s pending wait, its watches and an unfinished request, deletes the keys it owns
+  // (CLAIM) and then carries out its wills (WILL), whose wake-ups and notices land in *effects
+  // (cleared first; may be null when the caller cannot deliver them). Call when the connection
+  // closes.
+  void Disconnect(ConnId conn, TableEffects* effects = nullptr);
+  // Deletes every key and queue (CLEAR_WORKER_KEYS), however many, without listing them; returns
+  // how many there were. Watchers of deleted keys get KEY_DELETED in *effects (not cleared);
+  // pending waits stay registered. O(watched keys): the entries are only set aside, and
+  // ReleaseSome() frees them.
+  int64_t Clear(TableEffects* effects);
+  // Frees up to `max_entries` entries that Clear() set aside; true while some remain. The server
+  // calls it in turns of its loop, so that freeing 140,000 keys never holds the loop.
+  bool ReleaseSome(size_t max_entries);
 
   // Inspection (tests, stats).
   size_t num_keys() const { return data_.size(); }
@@ -124,6 +135,10 @@ class KvTable {
   void QueueLen(Request& request, TableEffects* effects);
   void ListKeys(TableEffects* effects);
   void Barrier(ConnId conn, Request& request, TableEffects* effects);
+  void Claim(ConnId conn, Request& request, TableEffects* effects);
+  void Will(ConnId conn, Request& request, TableEffects* effects);
+  void CancelWills(ConnId conn, TableEffects* effects);
+  void Erase(std::string_view key, TableEffects* effects);
 
   // Stores unless the budget refuses (false, effects->error set, nothing changed).
   bool Store(std::string&& key, Bytes&& value, TableEffects* effects);
@@ -161,7 +176,10 @@ class KvTable {
   size_t stale_entries_ = 0;
   Map<std::vector<ConnId>> watchers_;                             // legacy WATCH_KEY
   std::unordered_map<ConnId, std::vector<std::string>> watched_;  // for Disconnect
-  std::unordered_map<ConnId, LongRequest> long_;                  // requests in slices
+  OwnerTable owners_;                                             // CLAIM and WILL
+  std::vector<Map<Bytes>> cleared_keys_;                          // Clear() -> ReleaseSome()
+  std::vector<Map<std::deque<Bytes>>> cleared_queues_;
+  std::unordered_map<ConnId, LongRequest> long_;  // requests in slices
 };
 
 // Parses `text` as C++ std::stoll does (leading whitespace, optional sign, decimal digits,

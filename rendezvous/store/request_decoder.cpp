@@ -34,7 +34,9 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
           continue;
         }
         ++used;
-        if (dialect_ == Dialect::kUndecided) dialect_ = Dialect::kLegacy;
+        if (dialect_ == Dialect::kUndecided) {
+          dialect_ = byte == kAgentHelloByte ? Dialect::kAgent : Dialect::kLegacy;
+        }
         if (!StartCommand(byte)) return {DecodeStatus::kMalformed, used};
         continue;
       }
@@ -88,7 +90,12 @@ bool RequestDecoder::StartCommand(uint8_t byte) {
   std::optional<Command> command = CommandFromWire(dialect_, byte);
   if (!command) {
     return Fail("unknown command byte " + HexByte(byte) +
-                (dialect_ == Dialect::kModern ? " (modern dialect)" : " (legacy dialect)"));
+                (dialect_ == Dialect::kModern  ? " (modern dialect)"
+                 : dialect_ == Dialect::kAgent ? " (agent dialect)"
+                                               : " (legacy dialect)"));
+  }
+  if (dialect_ == Dialect::kAgent && !InAgentOrder(*command)) {
+    return Fail(std::string(CommandName(*command)) + " out of order in the agent handshake");
   }
   request_.Clear();
   request_.command = *command;
@@ -96,6 +103,24 @@ bool RequestDecoder::StartCommand(uint8_t byte) {
                 {&request_.keys, &request_.values, &request_.number, &request_.u32, nullptr});
   stage_ = Stage::kFields;
   return true;
+}
+
+// An agent connection is AGENT_HELLO, AGENT_PROOF, then any other command: the server answers
+// the proof before anything reaches a table, so nothing can be slipped in ahead of it.
+bool RequestDecoder::InAgentOrder(Command command) {
+  const bool hello = command == Command::kAgentHello;
+  const bool proof = command == Command::kAgentProof;
+  switch (agent_step_) {
+    case AgentStep::kHello:
+      agent_step_ = AgentStep::kProof;
+      return hello;
+    case AgentStep::kProof:
+      agent_step_ = AgentStep::kReady;
+      return proof;
+    case AgentStep::kReady:
+      return !hello && !proof;
+  }
+  return false;
 }
 
 std::string RequestDecoder::FieldErrorText() const {

@@ -3,7 +3,8 @@
 // dialect of the connection from its first bytes, then reads each command byte and runs that
 // command's field program (command_table.h) with a FieldReader, which checks every length
 // prefix against WireLimits before anything is stored and grows buffers only as bytes arrive.
-// Pure: no I/O.
+// A first byte AGENT_HELLO makes an agent connection (agent_handshake.h); the decoder enforces
+// its message order, the server checks the proof. Pure: no I/O.
 
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +45,7 @@ class RequestDecoder {
 
   size_t FeedDialect(std::string_view input);
   bool StartCommand(uint8_t byte);
+  bool InAgentOrder(Command command);
   bool Fail(std::string reason);
   std::string FieldErrorText() const;
 
@@ -54,6 +56,8 @@ class RequestDecoder {
   FieldReader fields_;
   uint8_t first_bytes_[5] = {};  // kDialect: the bytes that arrived so far
   size_t first_size_ = 0;
+  enum class AgentStep : uint8_t { kHello, kProof, kReady };
+  AgentStep agent_step_ = AgentStep::kHello;  // kAgent: the next message the order allows
   std::string error_;
 };
 

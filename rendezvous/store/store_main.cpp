@@ -2,9 +2,12 @@
 //   cpplaunch-store [--host H] [--port P] [--max-key-bytes N] [--max-value-bytes N]
 //                   [--max-key-count N] [--max-request-bytes N] [--max-connections N]
 //                   [--max-output-bytes N] [--max-store-bytes N] [--max-reply-bytes N]
-//                   [--max-watches N]
+//                   [--max-watches N] [--secret-file PATH] [--allowed-peers LIST]
+// --secret-file: the agents' shared secret (docs/security.md; the file's rules are
+// base/secret_file.h's); --allowed-peers: CIDR blocks separated by ',' or ';'.
 // Prints the bound port and a newline on stdout once listening, then serves until SIGTERM or
-// SIGINT. Exit status: 0 after a signal, 2 for bad usage, 1 when it cannot listen.
+// SIGINT. Exit status: 0 after a signal, 2 for bad usage (an unusable secret file or list
+// included), 1 when it cannot listen.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -17,6 +20,7 @@
 #include <string_view>
 
 #include "base/exit_code.h"
+#include "base/secret_file.h"
 #include "rendezvous/store/store_server.h"
 
 namespace {
@@ -48,6 +52,19 @@ std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* opti
     }
     if (flag == "--host") {
       options->bind_host = std::string(value);
+      continue;
+    }
+    if (flag == "--secret-file") {
+      cpplaunch::SecretFile file = cpplaunch::ReadSecretFile(std::string(value));
+      if (!file.secret) return "--secret-file: " + file.error;
+      options->secret = std::move(*file.secret);
+      continue;
+    }
+    if (flag == "--allowed-peers") {
+      std::string error;
+      auto networks = cpplaunch::ParsePeerNetworks(value, &error);
+      if (!networks) return "--allowed-peers: " + error;
+      options->allowed_peers = std::move(*networks);
       continue;
     }
     uint64_t number = 0;

@@ -16,9 +16,12 @@
 #include "base/memory_trim.h"
 #include "base/socket_io.h"
 #include "base/unique_fd.h"
+#include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
+#include "rendezvous/store/rate_limited_log.h"
 #include "rendezvous/store/refusal_log.h"
+#include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
 
 namespace cpplaunch {
@@ -57,6 +60,19 @@ constexpr size_t kTrimAfter = 16 * 1024 * 1024;
   throw StoreBindError(message, ec == asio::error::address_in_use);
 }
 
+// The peer's address for messages and the allow-list. A dual-stack port sees IPv4 peers as
+// ::ffff:a.b.c.d; they are named (and matched) as IPv4.
+std::string PeerText(const tcp::socket& socket) {
+  error_code ec;
+  auto peer = socket.remote_endpoint(ec);
+  if (ec) return "an unknown peer";
+  auto ip = peer.address();
+  if (ip.is_v6() && ip.to_v6().is_v4_mapped()) {
+    ip = asio::ip::make_address_v4(asio::ip::v4_mapped, ip.to_v6());
+  }
+  return ip.to_string();
+}
+
 }  // namespace
 
 class StoreSession;
@@ -69,7 +85,8 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   uint16_t port() const { return port_; }
   size_t connection_count() const { return connection_count_; }
   void WhenIdle(std::function<void()> idle);
-  size_t key_count() const { return table_.num_keys(); }
+  size_t key_count() const { return workers_.num_keys(); }
+  size_t agent_key_count() const { return agents_.num_keys(); }
   StoreBudget& budget() { return budget_; }
 
   // Called by sessions.
@@ -87,6 +104,13 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   void AcceptBurst();
   bool DrainAcceptQueue();
   void AddSession(UniqueFd fd);
+  bool Apply(StoreSession& session, Request& request);
+  bool AgentHandshake(StoreSession& session, Request& request);
+  bool PeerAllowed(const tcp::socket& socket);
+  void ReleaseClearedKeys();
+  void Warn(RateLimitedLog& log, const std::string& line);
+  KvTable& TableOf(const StoreSession& session);
+  void DeliverWakeups(const TableEffects& effects);
   bool Applied(StoreSession& session);
   void ContinueLater(StoreSession& session);
   void Deliver(StoreSession& requester);
@@ -106,7 +130,10 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   RefusalLog refusals_;
   size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
   bool trim_posted_ = false;
-  KvTable table_;
+  KvTable workers_;  // PyTorch clients and strangers
+  KvTable agents_;   // connections that passed the agent handshake
+  RateLimitedLog refused_peers_;
+  RateLimitedLog refused_agents_;
   TableEffects effects_;
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
   std::vector<ConnId> free_ids_;
@@ -126,6 +153,11 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
 
   ConnId id() const { return id_; }
   RequestDecoder& decoder() { return decoder_; }
+  // Agent handshake state: the nonce sent, and whether the proof was accepted.
+  std::string& nonce() { return nonce_; }
+  bool agent() const { return agent_; }
+  void set_agent() { agent_ = true; }
+  std::string peer_address() const { return PeerText(socket_); }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
   size_t queued() const { return out_.size() + writing_.size() - written_; }
@@ -328,6 +360,8 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string writing_;  // owned by the asynchronous write in flight
   size_t written_ = 0;   // bytes at the start of writing_ that were sent before it started
   std::string pending_in_;
+  std::string nonce_;
+  bool agent_ = false;
   std::vector<char> buffer_;
   bool read_armed_ = false;
   bool write_in_flight_ = false;
@@ -347,7 +381,8 @@ StoreServerImpl::StoreServerImpl(asio::io_context& io, StoreServerOptions option
       acceptor_(io),
       accept_retry_(io),
       budget_(options_.budget),
-      table_(&budget_) {
+      workers_(&budget_),
+      agents_(&budget_) {
   Listen(options_.bind_host);
 }
 
@@ -443,6 +478,7 @@ void StoreServerImpl::AddSession(UniqueFd fd) {
   // Over the limit the connection is closed at once rather than left in the backlog: clients
   // retry with backoff, and the server keeps its descriptors for the sessions it has.
   if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
+  if (!PeerAllowed(socket)) return;
   socket.set_option(tcp::no_delay(true), ec);
   ConnId id;
   if (!free_ids_.empty()) {
@@ -475,7 +511,10 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
     if (result.status == DecodeStatus::kNeedMore) return;
     if (result.status == DecodeStatus::kMalformed) return session.CloseAfterFlush();
     session.set_command(decoder.request().command);
-    table_.Apply(session.id(), decoder.request(), &effects_);
+    if (!Apply(session, decoder.request())) {
+      Deliver(session);  // a refused handshake's answer goes out before the close
+      return session.CloseAfterFlush();
+    }
     if (!Applied(session)) return;
     if (effects_.more) {
       session.BeginLong(input);
@@ -486,6 +525,80 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
       return;
     }
   }
+}
+
+// Applies one request to the requester's namespace (effects_ as KvTable::Apply leaves them);
+// false when a handshake is refused: the connection closes after its answer. The handshake and
+// CLEAR_WORKER_KEYS are the server's own: they concern the connection and the other namespace.
+bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
+  switch (request.command) {
+    case Command::kAgentHello:
+    case Command::kAgentProof:
+      effects_.Clear();
+      return AgentHandshake(session, request);
+    case Command::kClearWorkerKeys:
+      effects_.Clear();
+      EncodeI64(workers_.Clear(&effects_), &effects_.reply);
+      ReleaseClearedKeys();
+      return true;
+    default:
+      TableOf(session).Apply(session.id(), request, &effects_);
+      return true;
+  }
+}
+
+// The decoder enforces HELLO, then PROOF, then the rest; this answers them (agent_handshake.h).
+bool StoreServerImpl::AgentHandshake(StoreSession& session, Request& request) {
+  if (request.command == Command::kAgentHello) {
+    if (request.u32 != kAgentHelloMagic) return false;
+    try {
+      session.nonce() = NewAgentNonce();
+    } catch (const std::exception& error) {
+      Warn(refused_agents_, std::string("cannot make an agent handshake nonce: ") + error.what());
+      return false;
+    }
+    EncodeBytes(session.nonce(), &effects_.reply);
+    return true;
+  }
+  const bool valid = AgentProofValid(options_.secret, session.nonce(), request.values.at(0));
+  session.nonce().clear();  // one proof per nonce
+  EncodeU8(valid ? kAgentAccepted : kAgentRefused, &effects_.reply);
+  if (!valid) {
+    Warn(refused_agents_, "refused an agent handshake from " + session.peer_address() +
+                              ": wrong or missing secret (see docs/security.md)");
+    return false;
+  }
+  session.set_agent();
+  return true;
+}
+
+// Frees what CLEAR_WORKER_KEYS set aside, a slice per turn of the loop (a few milliseconds
+// each), so other clients and the agent's supervision are served in between.
+void StoreServerImpl::ReleaseClearedKeys() {
+  constexpr size_t kReleaseSlice = 8192;
+  asio::post(io_, [self = shared_from_this()] {
+    if (self->workers_.ReleaseSome(kReleaseSlice)) self->ReleaseClearedKeys();
+  });
+}
+
+bool StoreServerImpl::PeerAllowed(const tcp::socket& socket) {
+  if (options_.allowed_peers.empty()) return true;
+  // An unknown peer ("an unknown peer" is no address) is refused too.
+  const std::string address = PeerText(socket);
+  if (cpplaunch::PeerAllowed(options_.allowed_peers, address)) return true;
+  Warn(refused_peers_,
+       "refused a connection from " + address + ": not in the store's allowed_peers");
+  return false;
+}
+
+void StoreServerImpl::Warn(RateLimitedLog& log, const std::string& line) {
+  if (auto text = log.Admit(RateLimitedLog::Clock::now(), line)) {
+    std::fprintf(stderr, "cpplaunch store: %s\n", text->c_str());
+  }
+}
+
+KvTable& StoreServerImpl::TableOf(const StoreSession& session) {
+  return session.agent() ? agents_ : workers_;
 }
 
 // Delivers what the table produced for `session`'s request. False when the session is closed
@@ -513,7 +626,7 @@ void StoreServerImpl::ContinueLater(StoreSession& session) {
 }
 
 void StoreServerImpl::ContinueLong(StoreSession& session) {
-  table_.Continue(session.id(), &effects_);
+  TableOf(session).Continue(session.id(), &effects_);
   if (!Applied(session)) return;
   if (effects_.more) return ContinueLater(session);
   session.EndLong();
@@ -526,9 +639,14 @@ void StoreServerImpl::Deliver(StoreSession& requester) {
   } else if (!effects_.reply.empty()) {
     QueueTo(requester.id(), effects_.reply, command);
   }
+  DeliverWakeups(effects_);
+}
+
+// Wake-ups and WATCH_KEY notifications of `effects` (a request's, or a closed agent's wills).
+void StoreServerImpl::DeliverWakeups(const TableEffects& effects) {
   static constexpr char kStop = static_cast<char>(kStopWaiting);
-  for (ConnId conn : effects_.woken) QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
-  for (const auto& notice : effects_.notices) {
+  for (ConnId conn : effects.woken) QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
+  for (const auto& notice : effects.notices) {
     for (ConnId conn : notice.conns) {
       if (notice.bytes.size() == notice.size) {
         QueueTo(conn, notice.bytes, "a WATCH_KEY notification");
@@ -613,10 +731,20 @@ void StoreServerImpl::FlushDirty() {
 void StoreServerImpl::Close(StoreSession& session) {
   if (session.closed()) return;
   session.Shutdown();
-  table_.Disconnect(session.id());
-  sessions_[session.id()].reset();  // handlers in flight still hold the session
-  free_ids_.push_back(session.id());
+  const ConnId id = session.id();
+  workers_.Disconnect(id);
+  // An agent's owned keys go and its wills fire (unless the whole server stops). Their wake-ups
+  // are delivered once the slot is free, so none is queued to the closed session.
+  TableEffects closing;
+  agents_.Disconnect(id, stopped_ ? nullptr : &closing);
+  sessions_[id].reset();  // handlers in flight still hold the session
+  free_ids_.push_back(id);
   --connection_count_;
+  if (!closing.woken.empty() || !closing.notices.empty()) {
+    DeliverWakeups(closing);
+    // Posted: Close() runs inside handlers that may be delivering or flushing already.
+    asio::post(io_, [self = shared_from_this()] { self->FlushDirty(); });
+  }
   if (connection_count_ == 0) {
     // Posted: Close() runs inside session handlers and Stop().
     for (auto& idle : idle_waiters_) asio::post(io_, std::move(idle));
@@ -654,6 +782,7 @@ void StoreServerImpl::WhenIdle(std::function<void()> idle) {
   idle_waiters_.push_back(std::move(idle));
 }
 size_t StoreServer::key_count() const { return impl_->key_count(); }
+size_t StoreServer::agent_key_count() const { return impl_->agent_key_count(); }
 const StoreBudget& StoreServer::budget() const { return impl_->budget(); }
 
 }  // namespace cpplaunch

@@ -6,6 +6,9 @@
 // destroy it on the thread that runs that io_context (or before it runs). Every connection is
 // an independent session: a stalled, slow or malicious client never delays another; a protocol
 // error closes only that connection.
+// Two namespaces (docs/security.md): connections that pass the agent handshake
+// (agent_handshake.h) work on the agents' keys, every other connection on the workers' keys;
+// neither can reach the other's, and waits and watches stay within their namespace.
 
 #include <cstddef>
 #include <cstdint>
@@ -13,7 +16,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "rendezvous/store/peer_networks.h"
 #include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire_format.h"
 
@@ -48,6 +53,13 @@ struct StoreServerOptions {
   // A session whose unsent output exceeds this is closed (a client that stops reading while
   // others' writes fan out to it). Must exceed the largest single reply.
   size_t max_output_bytes = 256 * 1024 * 1024;
+  // The agents' shared secret (key bytes; empty: none). Connections that pass the agent
+  // handshake with it use the agents' namespace; every other connection uses the workers'
+  // (docs/security.md).
+  std::string secret;
+  // Peers allowed to connect (empty: everyone). Others are closed at accept, with a
+  // rate-limited line on stderr.
+  std::vector<PeerNetwork> allowed_peers;
   // The memory budget of everything clients make the server hold, the reply size limit and the
   // watches per connection (store_budget.h). A client over them is refused: closed, and one line
   // goes to `report`.
@@ -76,7 +88,8 @@ class StoreServer {
   // Calls `idle` once, posted on the io_context, when no connection is open (at once if none is
   // now; Stop() closing the last one counts). The store's host waits on it before exiting.
   void WhenIdle(std::function<void()> idle);
-  size_t key_count() const;
+  size_t key_count() const;        // the workers' namespace
+  size_t agent_key_count() const;  // the agents' namespace
   const StoreBudget& budget() const;
 
  private:

@@ -436,6 +436,78 @@ def scenario_rendezvous_speed(cpplaunch, topo, report, agents=None):
         job.close()
 
 
+def write_secret(job, name, text, mode=0o600):
+    path = os.path.join(job.stamp_dir, name)
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    os.chmod(path, mode)
+    return path
+
+
+def scenario_shared_secret(cpplaunch, topo, report):
+    """A secret file (docs/security.md): hosts sharing it restart and finish a DDP job, with an
+    allow-list on the store port; a host with another secret is refused in one line; a
+    world-readable file is a usage error; the secret never reaches a worker's environment."""
+    port = free_port()
+    job = make_job(cpplaunch, topo)
+    secret_text = "multihost-" + uuid.uuid4().hex
+    peers = "10.231.0.0/16" if topo.netns else "127.0.0.0/8"
+    try:
+        secret = write_secret(job, "secret", secret_text)
+        for i in range(2):
+            conf = f"timeout=30,allowed_peers={peers}"
+            extra_env = {**topo.gloo_env(i), "MH_FAIL_RANK": "1", "MH_FAIL_ONCE": "1",
+                         "MH_SLEEP": "0.5"}
+            if i == 0:
+                conf += f",secret_file={secret}"
+            else:  # the environment variable names the file on this host
+                extra_env["CPPLAUNCH_RDZV_SECRET_FILE"] = secret
+            job.start(i, static_args(topo, port, 2, i, conf=conf, extra=["--max-restarts=1"]),
+                      extra_env=extra_env)
+        codes = job.wait_all(120)
+        out = job.output()
+        check(codes == [0, 0], f"exit codes {codes}\n{out}")
+        for rank in range(2):
+            check(f"ddp rank={rank} world=2 group_rank={rank} local_rank=0 restart=1 "
+                  "allreduce=ok" in out, f"rank {rank} not restarted with the secret\n{out}")
+    finally:
+        job.close()
+
+    port = free_port()
+    job = make_job(cpplaunch, topo)
+    try:
+        right = write_secret(job, "right", secret_text)
+        wrong = write_secret(job, "wrong", "another secret")
+        for i, path in enumerate([right, wrong]):
+            job.start(i, static_args(topo, port, 2, i, conf=f"timeout=4,secret_file={path}"),
+                      extra_env=topo.gloo_env(i))
+        codes = job.wait_all(60)
+        out = job.output()
+        check(codes == [1, 1], f"exit codes {codes}\n{out}")
+        check(f"refused this agent: wrong or missing secret (see docs/security.md)"
+              in job.agents[1].output, f"host1 does not say why it was refused\n{out}")
+        check("refused an agent handshake from" in job.agents[0].output,
+              f"the store host does not log the refusal\n{out}")
+
+        loose = write_secret(job, "loose", secret_text, 0o644)
+        job.agents = []
+        job.start(0, ["--nnodes=1", f"--rdzv-conf=secret_file={loose}"],
+                  script_args=["/bin/true"], no_python=True)
+        code = job.agents[0].wait(30)
+        check(code == 2 and "is readable or writable by other users (mode 0644); run chmod 600"
+              in job.agents[0].output, f"exit {code}\n{job.agents[0].output}")
+
+        job.agents = []
+        job.start(0, ["--nnodes=1", "--nproc-per-node=2", f"--rdzv-conf=secret_file={right}"],
+                  script_args=["/bin/sh", "-c", "env; echo worker-env-done"], no_python=True)
+        code = job.agents[0].wait(30)
+        env_out = job.agents[0].output
+        check(code == 0 and env_out.count("worker-env-done") == 2, f"exit {code}\n{env_out}")
+        check(secret_text not in env_out, f"the secret reached a worker's environment\n{env_out}")
+    finally:
+        job.close()
+
+
 SCENARIOS = {
     "static_ddp": scenario_static_ddp,
     "dynamic_ddp": scenario_dynamic_ddp,
@@ -447,6 +519,7 @@ SCENARIOS = {
     "restart": scenario_restart,
     "elastic_join": scenario_elastic_join,
     "rendezvous_speed": scenario_rendezvous_speed,
+    "shared_secret": scenario_shared_secret,
 }
 
 

@@ -110,7 +110,7 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
   REQUIRE(first[0]->get().group_world_size() == 2);
 
   auto late = Spawn(io, c.Next(std::nullopt));
-  AsyncStoreClient probe(io.get_executor());
+  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   auto end = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
     co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
     std::vector<std::string> keys{EndKey("elastic", 0)};

@@ -30,17 +30,20 @@ TEST_CASE("Round keys live under the run's agent prefix", "[rendezvous][store_st
   CHECK(rendezvous_keys::Heartbeat("job", "10.0.0.1_7") == "cpplaunch/job/hb/10.0.0.1_7");
 }
 
-// Two clients connected to a StoreServer on 127.0.0.1, driven on one io_context.
+// Two agents' clients and a worker's (the workers' namespace) connected to a StoreServer on
+// 127.0.0.1, driven on one io_context.
 struct Fixture {
   asio::io_context io;
   StoreServer server{io, testing::LoopbackServer()};
-  AsyncStoreClient a{io.get_executor()};
-  AsyncStoreClient b{io.get_executor()};
+  AsyncStoreClient a{io.get_executor(), AsyncStoreClient::Options::Agent(5s, "")};
+  AsyncStoreClient b{io.get_executor(), AsyncStoreClient::Options::Agent(5s, "")};
+  AsyncStoreClient worker{io.get_executor()};
 
   Fixture() {
     auto connected = SpawnBody(io, [this]() -> asio::awaitable<void> {
       co_await a.Connect("127.0.0.1", server.port(), Clock::now() + 5s);
       co_await b.Connect("127.0.0.1", server.port(), Clock::now() + 5s);
+      co_await worker.Connect("127.0.0.1", server.port(), Clock::now() + 5s);
     });
     RunUntil(
         io, [&] { return connected->done; }, 5000ms);
@@ -73,13 +76,14 @@ TEST_CASE("ClearWorkerKeys deletes the workers' keys, keeps the agents' and sets
           "[rendezvous][store_steps]") {
   Fixture f;
   auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<bool>> {
-    co_await f.a.Set("/worker/barrier", "1");
+    co_await f.worker.Set("/worker/barrier", "1");
     co_await f.a.Set("cpplaunch/job/state", "s");
     co_await ClearWorkerKeys(f.a, "job", 1);
     // Keys are built outside co_await expressions: GCC 12 mis-compiles braced lists there.
-    const std::vector<std::string> keys{"/worker/barrier", "cpplaunch/job/state",
-                                        "cpplaunch/job/r1/go"};
+    const std::vector<std::string> keys{"cpplaunch/job/state", "cpplaunch/job/r1/go"};
     std::vector<bool> present;
+    std::vector<std::string> worker_key(1, "/worker/barrier");
+    present.push_back(co_await f.worker.Check(std::move(worker_key)));
     for (const std::string& key : keys) {
       std::vector<std::string> one(1, key);
       present.push_back(co_await f.b.Check(std::move(one)));
@@ -117,16 +121,15 @@ TEST_CASE("WaitForKeys ticks between slices and gives up at the deadline",
 TEST_CASE("ReleaseRound: round 0 neither clears nor waits", "[rendezvous][store_steps]") {
   Fixture f;
   auto outcome = SpawnBody(f.io, [&]() -> asio::awaitable<std::vector<bool>> {
-    co_await f.a.Set("/worker/barrier", "1");
+    co_await f.worker.Set("/worker/barrier", "1");
     // Rank 1 with a deadline already passed: a wait would throw.
     co_await ReleaseRound(f.b, "job", 0, 1, Clock::now() - 1s, 30ms, "must not wait");
     co_await ReleaseRound(f.a, "job", 0, 0, Clock::now() + 5s, 30ms, "must not wait");
-    const std::vector<std::string> keys{"/worker/barrier", "cpplaunch/job/r0/go"};
     std::vector<bool> present;
-    for (const std::string& key : keys) {
-      std::vector<std::string> one(1, key);
-      present.push_back(co_await f.b.Check(std::move(one)));
-    }
+    std::vector<std::string> worker_key(1, "/worker/barrier");
+    present.push_back(co_await f.worker.Check(std::move(worker_key)));
+    std::vector<std::string> go(1, "cpplaunch/job/r0/go");
+    present.push_back(co_await f.b.Check(std::move(go)));
     co_return present;
   });
   RunUntil(
@@ -138,8 +141,8 @@ TEST_CASE("ReleaseRound: rank 0 clears the workers' keys, then the others go",
           "[rendezvous][store_steps]") {
   Fixture f;
   std::vector<std::string> order;
-  auto prepared =
-      SpawnBody(f.io, [&]() -> asio::awaitable<void> { co_await f.a.Set("/worker/barrier", "1"); });
+  auto prepared = SpawnBody(
+      f.io, [&]() -> asio::awaitable<void> { co_await f.worker.Set("/worker/barrier", "1"); });
   RunUntil(
       f.io, [&] { return prepared->done; }, 5000ms);
   prepared->get();
@@ -147,7 +150,7 @@ TEST_CASE("ReleaseRound: rank 0 clears the workers' keys, then the others go",
     co_await ReleaseRound(f.b, "job", 2, 1, Clock::now() + 5s, 30ms, "not released");
     order.push_back("rank 1 released");
     std::vector<std::string> worker(1, "/worker/barrier");
-    co_return co_await f.b.Check(std::move(worker));
+    co_return co_await f.worker.Check(std::move(worker));
   });
   // Let rank 1 start waiting before rank 0 clears.
   RunUntil(

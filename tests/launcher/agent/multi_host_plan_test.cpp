@@ -159,5 +159,19 @@ TEST_CASE("malformed plans are one-line errors naming the option") {
         std::string::npos);
 }
 
+TEST_CASE("the store's secret goes to the rendezvous, the channel and the store") {
+  StoreSecurity security;
+  security.secret = "key bytes";
+  std::string error;
+  security.allowed_peers = *ParsePeerNetworks("10.0.0.0/8", &error);
+  auto plan = PlanMultiHost(Options({"--nnodes=2", "--node-rank=0", "--master-addr=10.1.2.3"}),
+                            "node-a", 4242, LocalIs(""), &error, security);
+  REQUIRE(plan);
+  CHECK(plan->rendezvous.secret == "key bytes");
+  CHECK(plan->channel.secret == "key bytes");
+  CHECK(plan->security.allowed_peers == security.allowed_peers);
+  CHECK(Plan({"--nnodes=2", "--node-rank=0"}, LocalIs("")).rendezvous.secret.empty());
+}
+
 }  // namespace
 }  // namespace cpplaunch

@@ -16,6 +16,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 "$build/tests/rendezvous/store/store_tests"
 /usr/bin/python3 "$root/tests/rendezvous/store/torch_client_compat.py" "$build/rendezvous/store/cpplaunch-store" \
   | tail -1
+/usr/bin/python3 -B "$root/tests/rendezvous/store/torch_client_vs_agents.py" \
+  "$build/rendezvous/store/cpplaunch-store" | tail -1
 /usr/bin/python3 "$root/tests/rendezvous/store/run_torch_job.py" "$build/rendezvous/store/cpplaunch-store" \
   --hostile | tail -3
 echo "store tests passed under ASan+UBSan"

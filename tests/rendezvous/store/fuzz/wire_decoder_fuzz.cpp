@@ -5,7 +5,9 @@
 // the ReplyDecoder pass; the rest is the byte stream. Checked beyond "no crash": the decoder
 // never claims more bytes than it was given, always makes progress, gives the same requests
 // however the stream is cut, and a decoded request re-encodes to a stream that decodes to the
-// same request.
+// same request. Agent streams (AGENT_HELLO first) are applied to a second table as the server
+// does after the handshake, with the agents' commands, and the connection's close (owned keys,
+// wills) at the end; every AGENT_PROOF is checked against a fixed nonce.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
@@ -59,9 +62,35 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
   // A small budget, so the fuzzer reaches the refusals, watch caps and sliced requests too.
   cpplaunch::StoreBudget budget(
       {.total_bytes = 64 * 1024, .max_reply_bytes = 8192, .max_watches_per_connection = 4});
-  KvTable table(&budget);
+  KvTable workers(&budget);
+  KvTable agents(&budget);
   TableEffects effects;
   std::vector<std::string> out;
+  // The server's routing (store_server.cpp): the handshake and CLEAR_WORKER_KEYS are its own,
+  // everything else goes to the connection's namespace.
+  auto apply = [&](Request& request) {
+    KvTable& table = decoder.dialect() == Dialect::kAgent ? agents : workers;
+    effects.Clear();
+    if (request.command == Command::kAgentProof) {
+      const std::string nonce(cpplaunch::kAgentNonceBytes, 'n');
+      Require(!cpplaunch::AgentProofValid("", nonce, request.values.at(0)) ||
+              request.values[0] == cpplaunch::AgentProof("", nonce));
+    } else if (request.command == Command::kClearWorkerKeys) {
+      const size_t before = workers.num_keys();
+      Require(workers.Clear(&effects) >= static_cast<int64_t>(before));
+      Require(workers.num_keys() == 0);
+    } else {
+      table.Apply(1, request, &effects);
+      while (effects.more && effects.error.empty()) table.Continue(1, &effects);
+      Require(effects.refused <= !effects.error.empty());
+      if (!effects.error.empty()) table.Disconnect(1, &effects);
+    }
+  };
+  // The connection closes: its owned keys go, then its wills fire.
+  auto close = [&] {
+    agents.Disconnect(1, &effects);
+    workers.Disconnect(1, &effects);
+  };
   size_t step = cut == 0 ? stream.size() : cut;
   for (size_t at = 0; at < stream.size(); at += step) {
     std::string_view chunk = stream.substr(at, step);
@@ -72,6 +101,7 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
       if (result.status == DecodeStatus::kMalformed) {
         out.push_back("MALFORMED");
         *dialect = decoder.dialect();
+        close();
         return out;
       }
       if (result.status == DecodeStatus::kNeedMore) {
@@ -79,18 +109,16 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
         break;
       }
       out.push_back(Fingerprint(decoder.request()));
-      table.Apply(1, decoder.request(), &effects);
-      while (effects.more && effects.error.empty()) table.Continue(1, &effects);
-      Require(effects.refused <= !effects.error.empty());
-      if (!effects.error.empty()) table.Disconnect(1);
+      apply(decoder.request());
     }
   }
   *dialect = decoder.dialect();
+  close();
   return out;
 }
 
 void CheckRoundTrip(std::string_view stream, Dialect dialect) {
-  if (dialect != Dialect::kModern && dialect != Dialect::kLegacy) return;
+  if (dialect == Dialect::kUndecided) return;
   RequestDecoder decoder(SmallLimits());
   std::string reencoded;
   while (!stream.empty()) {

@@ -1,0 +1,27 @@
+#include "rendezvous/store/agent_handshake.h"
+
+#include "base/hmac.h"
+#include "base/random_bytes.h"
+
+namespace cpplaunch {
+namespace {
+
+// Binds the MAC to this protocol and version, so it cannot be a valid MAC of any other use of
+// the same secret.
+constexpr std::string_view kContext = "cpplaunch agent store handshake v1\n";
+
+}  // namespace
+
+std::string NewAgentNonce() { return RandomBytes(kAgentNonceBytes); }
+
+std::string AgentProof(std::string_view secret, std::string_view nonce) {
+  std::string message(kContext);
+  message.append(nonce);
+  return HmacSha256(secret, message);
+}
+
+bool AgentProofValid(std::string_view secret, std::string_view nonce, std::string_view proof) {
+  return nonce.size() == kAgentNonceBytes && ConstantTimeEqual(AgentProof(secret, nonce), proof);
+}
+
+}  // namespace cpplaunch

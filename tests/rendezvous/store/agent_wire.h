@@ -1,0 +1,59 @@
+#pragma once
+// The agent handshake spoken over a RawConnection (loopback_server.h), for tests that need the
+// bytes themselves: replays, a forked process that dies holding keys.
+
+#include <string>
+
+#include "loopback_server.h"
+#include "rendezvous/store/agent_handshake.h"
+#include "rendezvous/store/reply_codec.h"
+
+namespace cpplaunch::test {
+
+inline std::string AgentHelloBytes() {
+  Request hello;
+  hello.command = Command::kAgentHello;
+  hello.u32 = kAgentHelloMagic;
+  std::string bytes;
+  EncodeRequest(Dialect::kAgent, hello, &bytes);
+  return bytes;
+}
+
+inline std::string AgentProofBytes(const std::string& proof) {
+  Request request;
+  request.command = Command::kAgentProof;
+  request.values.push_back(proof);
+  std::string bytes;
+  EncodeRequest(Dialect::kAgent, request, &bytes);
+  return bytes;
+}
+
+// Sends AGENT_HELLO and returns the nonce the server answered ("" if none came).
+inline std::string RawAgentHello(RawConnection& connection) {
+  connection.Send(AgentHelloBytes());
+  std::string reply = connection.Receive(8 + kAgentNonceBytes);
+  return reply.size() == 8 + kAgentNonceBytes ? reply.substr(8) : "";
+}
+
+// The whole handshake with `secret`; returns the verdict byte (kAgentAccepted) or -1 when the
+// server sent none.
+inline int RawAgentHandshake(RawConnection& connection, const std::string& secret) {
+  std::string nonce = RawAgentHello(connection);
+  if (nonce.empty()) return -1;
+  connection.Send(AgentProofBytes(AgentProof(secret, nonce)));
+  std::string verdict = connection.Receive(1);
+  return verdict.size() == 1 ? static_cast<unsigned char>(verdict[0]) : -1;
+}
+
+inline std::string EncodeIn(Dialect dialect, Command command, std::vector<std::string> keys,
+                            std::vector<Bytes> values = {}) {
+  Request request;
+  request.command = command;
+  request.keys = std::move(keys);
+  request.values = std::move(values);
+  std::string bytes;
+  EncodeRequest(dialect, request, &bytes);
+  return bytes;
+}
+
+}  // namespace cpplaunch::test
