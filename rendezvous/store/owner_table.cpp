@@ -41,7 +41,8 @@ bool OwnerTable::AddWill(ConnId conn, std::string key, Bytes value) {
   auto same =
       std::find_if(wills.begin(), wills.end(), [&](const auto& will) { return will.first == key; });
   if (same != wills.end()) {
-    same->second = std::move(value);
+    // Swapped, not move-assigned: assigning a short string would keep the old buffer.
+    same->second.swap(value);
     return true;
   }
   if (wills.size() >= kMaxWills) return false;

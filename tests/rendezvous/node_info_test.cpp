@@ -25,6 +25,9 @@ TEST_CASE("NodeInfo carries the rank-0 worker store port; older agents send none
           "[rendezvous][node_info]") {
   NodeInfo info;
   info.node_id = "_1";
+  info.local_world_size = 1;  // a valid record otherwise (record_limits)
+  info.nnodes_min = 1;
+  info.nnodes_max = 1;
   info.worker_store_port = 40123;
   std::string error;
   auto decoded = NodeInfo::Decode(info.Encode(), &error);

@@ -8,6 +8,7 @@
 
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/store_budget.h"
 
 namespace cpplaunch {
 namespace {
@@ -143,6 +144,34 @@ TEST_CASE("KvTable Clear deletes every key and queue, and tells watchers", "[ren
   CHECK(table.waiting(3));
   Apply(table, 1, Make(Command::kSet, {"/later"}, {"v"}), &effects);
   CHECK(effects.woken == std::vector<ConnId>{3});
+}
+
+TEST_CASE("claims, wills and cleared keys are charged to the budget and given back",
+          "[rendezvous][owners]") {
+  StoreBudget budget;
+  KvTable table(&budget);
+  TableEffects effects;
+  Apply(table, 1, Make(Command::kClaim, {"rank/0"}, {"one"}), &effects);
+  Apply(table, 1, Make(Command::kWill, {"end"}, {std::string(1000, 'x')}), &effects);
+  const uint64_t held = budget.stored();
+  CHECK(held >= 1000 + 2 * StoreBudget::kEntryOverhead);
+  Apply(table, 1, Make(Command::kWill, {"end"}, {"short"}), &effects);  // replaces the first
+  CHECK(budget.stored() < held);
+  Apply(table, 2, Make(Command::kWill, {"x"}, {"y"}), &effects);
+  Apply(table, 2, Make(Command::kCancelWills), &effects);
+  table.Disconnect(1, &effects);  // the claim goes, the will becomes a stored key
+  table.Disconnect(2, &effects);
+  REQUIRE(table.Find("end") == "short");
+  CHECK(budget.stored() == StoreBudget::EntryCost("end", table.Find("end")->capacity()));
+  for (int i = 0; i < 100; ++i) {
+    Apply(table, 3, Make(Command::kSet, {"/k" + std::to_string(i)}, {"v"}), &effects);
+  }
+  Apply(table, 3, Make(Command::kQueuePush, {"/q"}, {"m"}), &effects);
+  effects.Clear();
+  CHECK(table.Clear(&effects) == 102);
+  while (table.ReleaseSome(7)) {
+  }
+  CHECK(budget.stored() == 0);
 }
 
 }  // namespace
