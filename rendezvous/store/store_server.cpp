@@ -20,7 +20,6 @@
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/rate_limited_log.h"
-#include "rendezvous/store/refusal_log.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
 
@@ -127,7 +126,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool v6_ = true;
   bool stopped_ = false;
   StoreBudget budget_;
-  RefusalLog refusals_;
+  RateLimitedLog refusals_{std::chrono::seconds(1)};  // over the budget or a limit
   size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
   bool trim_posted_ = false;
   KvTable workers_;  // PyTorch clients and strangers
@@ -694,9 +693,9 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
 // One line on the host's console (rate-limited); the caller closes the session.
 void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
                              const std::string& reason) {
-  auto line = refusals_.Admit("store: refused " + std::string(what) + " from " + session.peer() +
-                                  ": " + reason + "; connection closed",
-                              RefusalLog::Clock::now());
+  auto line = refusals_.Admit(RateLimitedLog::Clock::now(), "store: refused " + std::string(what) +
+                                                                " from " + session.peer() + ": " +
+                                                                reason + "; connection closed");
   if (!line) return;
   if (options_.report) return options_.report(*line);
   std::fprintf(stderr, "%s\n", line->c_str());

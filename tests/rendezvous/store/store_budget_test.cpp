@@ -8,7 +8,7 @@
 
 #include "loopback_server.h"
 #include "rendezvous/store/kv_table.h"
-#include "rendezvous/store/refusal_log.h"
+#include "rendezvous/store/rate_limited_log.h"
 #include "rendezvous/store/reply_codec.h"
 
 namespace cpplaunch {
@@ -64,14 +64,16 @@ TEST_CASE("StoreBudget keeps an output reserve and never wraps", "[rendezvous][b
   CHECK(ByteSize(uint64_t{1} << 40) == "1.0 TiB");
 }
 
-TEST_CASE("RefusalLog says at most one line a second and counts the rest", "[rendezvous][budget]") {
-  RefusalLog log;
-  auto t0 = RefusalLog::Clock::time_point{} + std::chrono::hours(1);
-  CHECK(log.Admit("a", t0) == "a");
-  CHECK_FALSE(log.Admit("b", t0 + std::chrono::milliseconds(10)));
-  CHECK_FALSE(log.Admit("c", t0 + std::chrono::milliseconds(999)));
-  CHECK(log.Admit("d", t0 + std::chrono::seconds(1)) == "d (2 more refusals not shown)");
-  CHECK(log.Admit("e", t0 + std::chrono::seconds(3)) == "e");
+TEST_CASE("the store's refusal lines: at most one a second, the rest counted",
+          "[rendezvous][budget]") {
+  RateLimitedLog log(std::chrono::seconds(1));  // as the server builds it
+  auto t0 = RateLimitedLog::Clock::time_point{} + std::chrono::hours(1);
+  CHECK(log.Admit(t0, "a") == "a");
+  CHECK_FALSE(log.Admit(t0 + std::chrono::milliseconds(10), "b"));
+  CHECK_FALSE(log.Admit(t0 + std::chrono::milliseconds(999), "c"));
+  CHECK(log.Admit(t0 + std::chrono::seconds(1), "d") ==
+        "d (and 2 more since the last such message)");
+  CHECK(log.Admit(t0 + std::chrono::seconds(3), "e") == "e");
 }
 
 TEST_CASE("the table refuses what would exceed the budget, and gives it back",
