@@ -35,6 +35,12 @@ struct EngineReading {
   std::string refusal;
 
   bool absent() const { return !facts && note.empty() && refusal.empty(); }
+  // A reading that refuses to go on, saying `text` (one line).
+  static EngineReading Refused(std::string text) {
+    EngineReading reading;
+    reading.refusal = std::move(text);
+    return reading;
+  }
 };
 
 // `name` as a non-negative decimal integer: nullopt when unset; nullopt with *error = "NAME='x'

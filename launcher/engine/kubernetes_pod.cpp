@@ -3,27 +3,23 @@
 namespace cpplaunch {
 namespace {
 
-EngineReading Refusal(std::string text) {
-  EngineReading reading;
-  reading.refusal = std::move(text);
-  return reading;
-}
-
 EngineReading ReadLeaderWorkerSet(const EnvMap& env) {
   const char* const kLabel = "LeaderWorkerSet group";
   auto leader = Lookup(env, "LWS_LEADER_ADDRESS");
   std::string error;
   auto size = ReadCount(env, "LWS_GROUP_SIZE", &error);
   auto index = ReadCount(env, "LWS_WORKER_INDEX", &error);
-  if (!error.empty()) return Refusal(std::string(kLabel) + ": " + error);
+  if (!error.empty()) return EngineReading::Refused(std::string(kLabel) + ": " + error);
   if (!leader || !size || !index) {
-    return Refusal(std::string(kLabel) +
-                   ": LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX must all be set");
+    return EngineReading::Refused(
+        std::string(kLabel) +
+        ": LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX must all be set");
   }
   if (leader->empty() || *size < 1 || *index >= *size) {
-    return Refusal(std::string(kLabel) + ": LWS_LEADER_ADDRESS='" + *leader +
-                   "', LWS_GROUP_SIZE=" + std::to_string(*size) +
-                   ", LWS_WORKER_INDEX=" + std::to_string(*index) + " do not describe a group");
+    return EngineReading::Refused(std::string(kLabel) + ": LWS_LEADER_ADDRESS='" + *leader +
+                                  "', LWS_GROUP_SIZE=" + std::to_string(*size) +
+                                  ", LWS_WORKER_INDEX=" + std::to_string(*index) +
+                                  " do not describe a group");
   }
   EngineFacts facts;
   facts.engine = Engine::kKubernetes;
@@ -39,7 +35,7 @@ EngineReading ReadLeaderWorkerSet(const EnvMap& env) {
 EngineReading ReadIndexedJob(const EnvMap& env, bool endpoint_given) {
   std::string error;
   auto index = ReadCount(env, "JOB_COMPLETION_INDEX", &error);
-  if (!error.empty()) return Refusal("Indexed Job: " + error);
+  if (!error.empty()) return EngineReading::Refused("Indexed Job: " + error);
   EngineReading reading;
   if (!endpoint_given) {
     reading.note = "Indexed Job pod " + std::to_string(*index) +

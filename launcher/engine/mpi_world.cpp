@@ -19,12 +19,6 @@ constexpr Dialect kOpenMpi{"Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_
 constexpr Dialect kHydra{"MPICH (Hydra)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS",
                          "mpiexec -ppn 1"};
 
-EngineReading Refusal(std::string text) {
-  EngineReading reading;
-  reading.refusal = std::move(text);
-  return reading;
-}
-
 std::optional<std::string> RunId(const EnvMap& env) {
   if (auto id = Lookup(env, "OMPI_MCA_ess_base_jobid")) return id;
   return Lookup(env, "PMIX_NAMESPACE");
@@ -36,17 +30,19 @@ EngineReading Read(const EnvMap& env, const Dialect& dialect) {
   auto size = ReadCount(env, dialect.size, &error);
   auto local_size = ReadCount(env, dialect.local_size, &error);
   const std::string label = std::string(dialect.name) + " job";
-  if (!error.empty()) return Refusal(label + ": " + error);
+  if (!error.empty()) return EngineReading::Refused(label + ": " + error);
   if (*size < 1 || *rank >= *size) {
-    return Refusal(label + ": " + dialect.rank + "=" + std::to_string(*rank) + " and " +
-                   dialect.size + "=" + std::to_string(*size) + " disagree");
+    return EngineReading::Refused(label + ": " + dialect.rank + "=" + std::to_string(*rank) +
+                                  " and " + dialect.size + "=" + std::to_string(*size) +
+                                  " disagree");
   }
   if (local_size && *local_size > 1) {
-    return Refusal(label + " runs " + std::to_string(*local_size) +
-                   " processes on this node; cpplaunch starts the workers itself and needs one "
-                   "process per node: " +
-                   dialect.one_per_node + " cpplaunch --nproc-per-node=" +
-                   std::to_string(*local_size) + " ... (or --engine=none to ignore MPI)");
+    return EngineReading::Refused(
+        label + " runs " + std::to_string(*local_size) +
+        " processes on this node; cpplaunch starts the workers itself and needs one "
+        "process per node: " +
+        dialect.one_per_node + " cpplaunch --nproc-per-node=" + std::to_string(*local_size) +
+        " ... (or --engine=none to ignore MPI)");
   }
   EngineFacts facts;
   facts.engine = Engine::kMpi;
@@ -76,7 +72,7 @@ EngineReading ReadMpiWorld(const EnvMap& env) {
 EngineReading ReadPmixRank(const EnvMap& env) {
   std::string error;
   auto rank = ReadCount(env, "PMIX_RANK", &error);
-  if (!error.empty()) return Refusal("PMIx job: " + error);
+  if (!error.empty()) return EngineReading::Refused("PMIx job: " + error);
   if (!rank) return {};
   EngineFacts facts;
   facts.engine = Engine::kMpi;

@@ -7,12 +7,6 @@
 namespace cpplaunch {
 namespace {
 
-EngineReading Refusal(std::string text) {
-  EngineReading reading;
-  reading.refusal = std::move(text);
-  return reading;
-}
-
 EngineReading BatchNote(const EnvMap& env, const std::string& job) {
   std::string error;
   auto nodes = ReadCount(env, "SLURM_JOB_NUM_NODES", &error);
@@ -78,27 +72,30 @@ EngineReading ReadSlurmStep(const EnvMap& env) {
   auto nnodes = ReadCount(env, "SLURM_STEP_NUM_NODES", &error);
   if (!nnodes && error.empty()) nnodes = ReadCount(env, "SLURM_NNODES", &error);
   auto node_id = ReadCount(env, "SLURM_NODEID", &error);
-  if (!error.empty()) return Refusal("Slurm step: " + error);
+  if (!error.empty()) return EngineReading::Refused("Slurm step: " + error);
   const std::string label = "Slurm step " + *job + "." + *step_text;
   if (!nnodes || !node_id) {
-    return Refusal(label + ": SLURM_STEP_NUM_NODES (or SLURM_NNODES) and SLURM_NODEID must be set");
+    return EngineReading::Refused(
+        label + ": SLURM_STEP_NUM_NODES (or SLURM_NNODES) and SLURM_NODEID must be set");
   }
   auto hosts = ExpandHostlist(*nodelist, &error);
-  if (!hosts) return Refusal(label + ": SLURM_STEP_NODELIST='" + *nodelist + "': " + error);
+  if (!hosts)
+    return EngineReading::Refused(label + ": SLURM_STEP_NODELIST='" + *nodelist + "': " + error);
   if (static_cast<long long>(hosts->size()) != *nnodes || *node_id >= *nnodes) {
-    return Refusal(
+    return EngineReading::Refused(
         label + ": SLURM_STEP_NODELIST='" + *nodelist + "' names " + std::to_string(hosts->size()) +
         " hosts, SLURM_STEP_NUM_NODES=" + std::to_string(*nnodes) +
         ", SLURM_NODEID=" + std::to_string(*node_id) + ": the step's variables disagree");
   }
   const int here = TasksHere(env, static_cast<int>(*nnodes), static_cast<int>(*node_id), &error);
-  if (!error.empty()) return Refusal(label + ": " + error);
+  if (!error.empty()) return EngineReading::Refused(label + ": " + error);
   if (here > 1) {
-    return Refusal(label + " runs " + std::to_string(here) +
-                   " tasks on this node; cpplaunch starts the workers itself and needs one "
-                   "task per node: srun -N" +
-                   std::to_string(*nnodes) + " --ntasks-per-node=1 cpplaunch --nproc-per-node=" +
-                   std::to_string(here) + " ... (or --engine=none to ignore Slurm)");
+    return EngineReading::Refused(
+        label + " runs " + std::to_string(here) +
+        " tasks on this node; cpplaunch starts the workers itself and needs one "
+        "task per node: srun -N" +
+        std::to_string(*nnodes) + " --ntasks-per-node=1 cpplaunch --nproc-per-node=" +
+        std::to_string(here) + " ... (or --engine=none to ignore Slurm)");
   }
   EngineFacts facts;
   facts.engine = Engine::kSlurm;

@@ -22,14 +22,6 @@ namespace {
 constexpr size_t kSliceKeys = 4096;
 constexpr uint64_t kSliceBytes = 1024 * 1024;
 
-std::string Quoted(std::string_view key) {
-  std::string text = "'";
-  text.append(key.substr(0, 200));
-  if (key.size() > 200) text.append("...");
-  text.append("'");
-  return text;
-}
-
 }  // namespace
 
 void KvTable::StartLong(ConnId conn, Request& request, TableEffects* effects) {
@@ -137,7 +129,7 @@ bool KvTable::MultiGetSlice(const Request& request, Cursor& cursor, TableEffects
     const std::string& key = request.keys[cursor.next++];
     auto it = data_.find(key);
     if (it == data_.end()) {
-      effects->error = "MULTI_GET of missing key " + Quoted(key);
+      effects->error = "MULTI_GET of missing key " + QuotedKey(key);
       return true;
     }
     cursor.reply_bytes += 8 + it->second.size();
@@ -157,7 +149,7 @@ bool KvTable::MultiGetSlice(const Request& request, Cursor& cursor, TableEffects
     auto it = data_.find(key);
     // Deleted by another connection between two slices: the reply cannot be completed.
     if (it == data_.end()) {
-      effects->error = "MULTI_GET of missing key " + Quoted(key);
+      effects->error = "MULTI_GET of missing key " + QuotedKey(key);
       return true;
     }
     const Bytes& value = it->second;
@@ -168,7 +160,7 @@ bool KvTable::MultiGetSlice(const Request& request, Cursor& cursor, TableEffects
     } else if (value.data() != cursor.value) {
       // A big value is sent in pieces; one replaced meanwhile lives in another buffer (the new
       // one was allocated while the old one was alive), and its pieces must not be mixed.
-      effects->error = "MULTI_GET of key " + Quoted(key) + ", which changed while it was sent";
+      effects->error = "MULTI_GET of key " + QuotedKey(key) + ", which changed while it was sent";
       return true;
     }
     const uint64_t take = std::min<uint64_t>(value.size() - cursor.offset, kSliceBytes - copied);

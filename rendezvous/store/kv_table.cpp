@@ -20,15 +20,15 @@ bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-std::string Quoted(std::string_view key) {
+}  // namespace
+
+std::string QuotedKey(std::string_view key) {
   std::string text = "'";
   text.append(key.substr(0, 200));
   if (key.size() > 200) text.append("...");
   text.append("'");
   return text;
 }
-
-}  // namespace
 
 std::optional<int64_t> ParseStoll(std::string_view text) {
   // std::stoll hands c_str() to strtoll, so the reference reads only up to the first NUL.
@@ -144,7 +144,7 @@ bool KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
       it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
   const uint64_t new_cost = StoreBudget::EntryCost(key, value.capacity());
   if (new_cost > old_cost && !budget_->CanStore(new_cost - old_cost)) {
-    return Refuse("storing " + ByteSize(value.size()) + " at key " + Quoted(key), effects);
+    return Refuse("storing " + ByteSize(value.size()) + " at key " + QuotedKey(key), effects);
   }
   const bool created = it == data_.end();
   if (created) {
@@ -198,7 +198,7 @@ void KvTable::Get(Request& request, TableEffects* effects) {
   // An error closes the connection, as the legacy server does (libuv would answer an empty
   // value); PyTorch's clients send WAIT first and meet this only when racing a DELETE_KEY.
   if (it == data_.end()) {
-    effects->error = "GET of missing key " + Quoted(request.keys[0]);
+    effects->error = "GET of missing key " + QuotedKey(request.keys[0]);
     return;
   }
   EncodeBytes(it->second, &effects->reply);
@@ -220,7 +220,7 @@ bool KvTable::AddToCounter(const std::string& key, int64_t delta, int64_t* resul
   if (it != data_.end()) {
     auto parsed = ParseStoll(it->second);
     if (!parsed) {
-      effects->error = "ADD on key " + Quoted(key) + " whose value is not a decimal integer";
+      effects->error = "ADD on key " + QuotedKey(key) + " whose value is not a decimal integer";
       return false;
     }
     old = *parsed;
@@ -231,7 +231,7 @@ bool KvTable::AddToCounter(const std::string& key, int64_t delta, int64_t* resul
       it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
   const uint64_t new_cost = StoreBudget::EntryCost(key, text.capacity());
   if (new_cost > old_cost && !budget_->CanStore(new_cost - old_cost)) {
-    return Refuse("a counter at key " + Quoted(key), effects);
+    return Refuse("a counter at key " + QuotedKey(key), effects);
   }
   bool created = it == data_.end();
   if (created) {
@@ -353,7 +353,8 @@ void KvTable::Append(Request& request, TableEffects* effects) {
   // Checked at the size it will have; the string's spare capacity is charged after the append.
   if (!budget_->CanStore(StoreBudget::EntryCost(key, old_size + request.values[0].size()) -
                          std::min(old_cost, StoreBudget::EntryCost(key, old_size)))) {
-    Refuse("appending " + ByteSize(request.values[0].size()) + " to key " + Quoted(key), effects);
+    Refuse("appending " + ByteSize(request.values[0].size()) + " to key " + QuotedKey(key),
+           effects);
     return;
   }
   const bool created = it == data_.end();
@@ -402,8 +403,9 @@ void KvTable::WatchKey(ConnId conn, Request& request, TableEffects* effects) {
 void KvTable::QueuePush(Request& request, TableEffects* effects) {
   const uint64_t cost = StoreBudget::EntryCost({}, request.values[0].capacity());
   if (!budget_->CanStore(cost + request.keys[0].size())) {
-    Refuse("pushing " + ByteSize(request.values[0].size()) + " to queue " + Quoted(request.keys[0]),
-           effects);
+    Refuse(
+        "pushing " + ByteSize(request.values[0].size()) + " to queue " + QuotedKey(request.keys[0]),
+        effects);
     return;
   }
   auto it = queues_.find(request.keys[0]);

@@ -189,4 +189,7 @@ class KvTable {
 // a store that must answer ADD exactly as PyTorch's needs PyTorch's rule.
 std::optional<int64_t> ParseStoll(std::string_view text);
 
+// 'key' for messages, cut after 200 bytes ("...").
+std::string QuotedKey(std::string_view key);
+
 }  // namespace cpplaunch
