@@ -14,6 +14,10 @@ import sys
 import time
 
 
+def say(line):
+    os.write(1, (line + "\n").encode())
+
+
 def ddp(steps):
     import torch
     import torch.distributed as dist
@@ -32,8 +36,10 @@ def ddp(steps):
         model(x).pow(2).sum().backward()
         optimizer.step()
     checksum = sum(float(p.detach().double().sum()) for p in model.parameters())
-    print(f"slurm-ddp rank={rank} world={world} node={os.environ.get('SLURMD_NODENAME')} "
-          f"group_rank={os.environ['GROUP_RANK']} checksum={checksum:.12e}", flush=True)
+    # One write per line: with unbuffered stdout, print() writes the text and its newline
+    # separately, and the two workers of a node share srun's output file.
+    say(f"slurm-ddp rank={rank} world={world} node={os.environ.get('SLURMD_NODENAME')} "
+        f"group_rank={os.environ['GROUP_RANK']} checksum={checksum:.12e}")
     dist.barrier()
     dist.destroy_process_group()
 
@@ -59,7 +65,7 @@ def wait(seconds):
     deadline = time.time() + seconds
     while not got and time.time() < deadline:
         time.sleep(0.05)
-    print(f"slurm-wait rank={rank} usr1={len(got)}", flush=True)
+    say(f"slurm-wait rank={rank} usr1={len(got)}")
     sys.exit(0 if got else 1)
 
 
