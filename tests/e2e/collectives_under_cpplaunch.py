@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 
+from launcher_env import clean_env
+
 CPPLAUNCH = sys.argv[1]
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rendezvous", "store",
                       "torch_gloo_worker.py")
 
-env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "TORCHELASTIC_"))}
-env["PYTHON_EXEC"] = "/usr/bin/python3"
+env = clean_env(PYTHON_EXEC="/usr/bin/python3")
 p = subprocess.run([CPPLAUNCH, "--nproc-per-node=4", "--master-port=0", "--tee=3", WORKER],
                    env=env, capture_output=True, text=True, timeout=240)
 passed = sorted(line for line in p.stdout.splitlines() if line.endswith("all checks passed"))

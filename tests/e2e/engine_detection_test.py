@@ -14,19 +14,16 @@ import tempfile
 import time
 import unittest
 
+from launcher_env import clean_env
+
 CPPLAUNCH = os.path.abspath(sys.argv.pop(1))
 ENV_DUMP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "env_dump.py")
 PYTHON = "/usr/bin/python3"
-ENGINE_PREFIXES = ("PET_", "TORCHELASTIC_", "SLURM_", "OMPI_", "PMI_", "PMIX_", "MPI_LOCAL",
-                   "LWS_", "JOB_COMPLETION_INDEX", "KUBERNETES_")
 
 
-def clean_env(**extra):
+def engine_free_env(**extra):
     """This process's environment without any engine's variables, plus `extra`."""
-    e = {k: v for k, v in os.environ.items() if not k.startswith(ENGINE_PREFIXES)}
-    e["PYTHON_EXEC"] = PYTHON
-    e.update(extra)
-    return e
+    return clean_env(**{"PYTHON_EXEC": PYTHON, **extra})
 
 
 def port_free(port):
@@ -141,7 +138,7 @@ class EngineDetectionTest(unittest.TestCase):
 
     def test_slurm_step_forms_one_world_without_flags(self):
         job, port = slurm_job_with_free_port()
-        results = self.run_two([clean_env(**slurm_step(job, n)) for n in (0, 1)])
+        results = self.run_two([engine_free_env(**slurm_step(job, n)) for n in (0, 1)])
         self.assert_one_world_of_4("localhost", port, f"{job}.0")
         for node, (_, _, err) in enumerate(results):
             self.assertIn(f"cpplaunch: Slurm step {job}.0: 2 nodes, this is node {node}, "
@@ -149,7 +146,7 @@ class EngineDetectionTest(unittest.TestCase):
 
     def test_slurm_step_with_c10d_elects_node_0(self):
         job, port = slurm_job_with_free_port()
-        self.run_two([clean_env(**slurm_step(job, n)) for n in (1, 0)],
+        self.run_two([engine_free_env(**slurm_step(job, n)) for n in (1, 0)],
                      args=["--rdzv-backend=c10d"])
         world = self.world(["node0", "node1"])
         self.assertEqual(sorted(world), [0, 1, 2, 3])
@@ -158,7 +155,7 @@ class EngineDetectionTest(unittest.TestCase):
     def test_contradiction_is_one_line_exit_2(self):
         job, _ = slurm_job_with_free_port()
         p = subprocess.run([CPPLAUNCH, "--nnodes=3", *self.worker_args("x")],
-                           env=clean_env(**slurm_step(job, 0)), capture_output=True, text=True,
+                           env=engine_free_env(**slurm_step(job, 0)), capture_output=True, text=True,
                            timeout=30)
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr, f"cpplaunch: error: --nnodes=3 contradicts Slurm step {job}.0, "
@@ -168,7 +165,7 @@ class EngineDetectionTest(unittest.TestCase):
     def test_several_tasks_per_node_is_refused(self):
         job, _ = slurm_job_with_free_port()
         p = subprocess.run([CPPLAUNCH, *self.worker_args("x")],
-                           env=clean_env(**slurm_step(job, 0, tasks_per_node="4(x2)")),
+                           env=engine_free_env(**slurm_step(job, 0, tasks_per_node="4(x2)")),
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
@@ -176,7 +173,7 @@ class EngineDetectionTest(unittest.TestCase):
 
     def test_batch_script_detects_nothing_and_says_so(self):
         p = subprocess.run([CPPLAUNCH, *self.worker_args("x")],
-                           env=clean_env(SLURM_JOB_ID="77", SLURM_NNODES="2", SLURM_NODEID="0",
+                           env=engine_free_env(SLURM_JOB_ID="77", SLURM_NNODES="2", SLURM_NODEID="0",
                                          SLURM_JOB_NODELIST="n[1-2]"),
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -186,7 +183,7 @@ class EngineDetectionTest(unittest.TestCase):
     def test_engine_none_ignores_the_step(self):
         job, _ = slurm_job_with_free_port()
         p = subprocess.run([CPPLAUNCH, "--engine=none", *self.worker_args("x")],
-                           env=clean_env(**slurm_step(job, 1)), capture_output=True, text=True,
+                           env=engine_free_env(**slurm_step(job, 1)), capture_output=True, text=True,
                            timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("Slurm", p.stderr)
@@ -194,7 +191,7 @@ class EngineDetectionTest(unittest.TestCase):
 
     def test_open_mpi_world_with_master_addr(self):
         port = free_port()
-        envs = [clean_env(OMPI_COMM_WORLD_RANK=str(r), OMPI_COMM_WORLD_SIZE="2",
+        envs = [engine_free_env(OMPI_COMM_WORLD_RANK=str(r), OMPI_COMM_WORLD_SIZE="2",
                           OMPI_COMM_WORLD_LOCAL_SIZE="1", OMPI_COMM_WORLD_LOCAL_RANK="0",
                           OMPI_COMM_WORLD_NODE_RANK="0", PMIX_RANK=str(r),
                           **slurm_step(5, 1 - r))  # Slurm's step variables disagree: MPI wins
@@ -207,7 +204,7 @@ class EngineDetectionTest(unittest.TestCase):
 
     def test_open_mpi_without_endpoint_names_the_flag(self):
         p = subprocess.run([CPPLAUNCH, *self.worker_args("x")],
-                           env=clean_env(OMPI_COMM_WORLD_RANK="0", OMPI_COMM_WORLD_SIZE="2",
+                           env=engine_free_env(OMPI_COMM_WORLD_RANK="0", OMPI_COMM_WORLD_SIZE="2",
                                          OMPI_COMM_WORLD_LOCAL_SIZE="1"),
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(p.returncode, 2)
@@ -217,7 +214,7 @@ class EngineDetectionTest(unittest.TestCase):
 
     def test_leader_worker_set(self):
         port = free_port()
-        envs = [clean_env(KUBERNETES_SERVICE_HOST="10.96.0.1", LWS_LEADER_ADDRESS="localhost",
+        envs = [engine_free_env(KUBERNETES_SERVICE_HOST="10.96.0.1", LWS_LEADER_ADDRESS="localhost",
                           LWS_GROUP_SIZE="2", LWS_WORKER_INDEX=str(i),
                           PET_MASTER_PORT=str(port)) for i in (0, 1)]
         results = self.run_two(envs)
@@ -248,7 +245,7 @@ class EngineDetectionTest(unittest.TestCase):
         leader = "engine-test-leader"
 
         def lws_env(index):
-            return clean_env(KUBERNETES_SERVICE_HOST="10.96.0.1", LWS_LEADER_ADDRESS=leader,
+            return engine_free_env(KUBERNETES_SERVICE_HOST="10.96.0.1", LWS_LEADER_ADDRESS=leader,
                              LWS_GROUP_SIZE="2", LWS_WORKER_INDEX=str(index),
                              PET_MASTER_PORT=str(port))
 

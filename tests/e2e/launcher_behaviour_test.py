@@ -12,16 +12,15 @@ import tempfile
 import time
 import unittest
 
+from launcher_env import clean_env
+
 CPPLAUNCH = os.path.abspath(sys.argv.pop(1))
 WORKER = os.path.abspath(sys.argv.pop(1))
 PYTHON = "/usr/bin/python3"
 
 
 def env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "TORCHELASTIC_"))}
-    e["PYTHON_EXEC"] = PYTHON
-    e.update(extra)
-    return e
+    return clean_env(**{"PYTHON_EXEC": PYTHON, **extra})
 
 
 def launch(*args, timeout=60, **kw):

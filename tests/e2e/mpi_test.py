@@ -20,6 +20,8 @@ import tempfile
 import time
 import unittest
 
+from launcher_env import clean_env
+
 CPPLAUNCH = os.path.abspath(sys.argv.pop(1))
 PROBE = os.path.abspath(sys.argv.pop(1))
 PYTHON = "/usr/bin/python3"  # Debian's, with torch
@@ -78,10 +80,7 @@ class MpiRun:
                           "--map-by", "ppr:1:node"]
 
     def run(self, np, command, timeout, extra_env=None):
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("PET_", "TORCHELASTIC_", "OMPI_", "PMIX_", "SLURM_"))}
-        env["CPPLAUNCH_MPI_TEST"] = self.dir
-        env.update(extra_env or {})
+        env = clean_env(CPPLAUNCH_MPI_TEST=self.dir, **(extra_env or {}))
         exported = [arg for name in (extra_env or {}) for arg in ("-x", name)]
         proc = subprocess.Popen(self.args + exported + ["-np", str(np)] + command, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

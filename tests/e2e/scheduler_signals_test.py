@@ -14,14 +14,14 @@ import tempfile
 import time
 import unittest
 
+from launcher_env import clean_env
+
 CPPLAUNCH = os.path.abspath(sys.argv.pop(1))
 WORKER = os.path.abspath(sys.argv.pop(1))
 
 
 def env(**extra):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "TORCHELASTIC_"))}
-    e.update(extra)
-    return e
+    return clean_env(**extra)
 
 
 def launch(*args, timeout=60):

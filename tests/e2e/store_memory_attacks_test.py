@@ -23,6 +23,8 @@ import threading
 import time
 import unittest
 
+from launcher_env import clean_env
+
 CPPLAUNCH = os.path.abspath(sys.argv.pop(1))
 GiB = 1 << 30
 MiB = 1 << 20
@@ -186,7 +188,7 @@ class StoreMemoryAttacks(unittest.TestCase):
         worker = os.path.join(cls.tmp, "worker.sh")
         with open(worker, "w") as f:
             f.write(f'echo $$ >> {cls.pids}\nwhile [ ! -e {cls.release} ]; do sleep 0.05; done\n')
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "TORCHELASTIC_"))}
+        env = clean_env()
         cls.agent = subprocess.Popen(
             ["/bin/sh", "-c", f'echo $$ > {procs} && exec "$0" "$@"', CPPLAUNCH,
              "--nproc-per-node=2", f"--master-port={PORT}", "--no-python",

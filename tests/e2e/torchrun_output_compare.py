@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+from launcher_env import clean_env
+
 CPPLAUNCH = sys.argv[1]
 TORCHRUN = "/usr/bin/torchrun"
 PYTHON = "/usr/bin/python3"
@@ -48,8 +50,7 @@ def tree(base):
 
 def run(launcher, flags, script):
     log_dir = tempfile.mkdtemp(prefix="outcmp_")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PET_", "TORCHELASTIC_"))}
-    env.update(PYTHON_EXEC=PYTHON, OMP_NUM_THREADS="1")
+    env = clean_env(PYTHON_EXEC=PYTHON, OMP_NUM_THREADS="1")
     cmd = launcher + flags + ["--nproc_per_node", str(NPROC), "--master_port", str(free_port()),
                               "--log_dir", log_dir, script]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
