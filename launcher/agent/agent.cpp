@@ -21,6 +21,7 @@
 #include "launcher/agent/multi_host_job.h"
 #include "launcher/agent/process_capacity.h"
 #include "launcher/agent/single_host_job.h"
+#include "launcher/agent/start_store.h"
 #include "launcher/agent/store_security.h"
 #include "launcher/agent/worker_specs.h"
 #include "launcher/cli/script_check.h"
@@ -80,10 +81,13 @@ class Agent::Impl {
   int Run() {
     if (auto problem = UnsupportedOption(options_)) return Refuse(*problem, ExitCode::kUsage);
     if (auto problem = ScriptProblem(options_)) return Refuse(*problem, ExitCode::kUsage);
-    std::string security_error;
-    auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &security_error);
-    if (!security) return Refuse(security_error, ExitCode::kUsage);
+    std::string error;
+    auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &error);
+    if (!security) return Refuse(error, ExitCode::kUsage);
     security_ = std::move(*security);
+    auto budget = StoreBudgetFromConf(options_.rdzv_conf, &error);
+    if (!budget) return Refuse(error, ExitCode::kFailure);
+    security_.budget = *budget;
     if (auto problem = ProcessCapacityProblem(options_.nproc_per_node, posix::ReadPidLimits())) {
       return Refuse(*problem, ExitCode::kUsage);
     }

@@ -54,8 +54,8 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   std::unique_ptr<StoreServer> store;
   if (plan.host_store) {
     try {
-      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true,
-                         plan.store_budget, hooks_.say, nproc_per_node_, plan.security);
+      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
+                         nproc_per_node_, plan.security);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;

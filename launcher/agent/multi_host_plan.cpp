@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "launcher/agent/start_store.h"
 #include "launcher/agent/store_endpoint.h"
 
 namespace cpplaunch {
@@ -51,9 +50,6 @@ bool ReadConf(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
   }
   c.keep_alive_max_attempt = static_cast<int>(*attempts);
   c.read_timeout = r.read_timeout;
-  auto budget = StoreBudgetFromConf(conf, error);
-  if (!budget) return false;
-  plan->store_budget = *budget;
   return true;
 }
 

@@ -12,7 +12,6 @@
 #include "launcher/cli/options.h"
 #include "rendezvous/job_channel.h"
 #include "rendezvous/rendezvous.h"
-#include "rendezvous/store/store_budget.h"
 
 namespace cpplaunch {
 
@@ -25,7 +24,6 @@ struct MultiHostPlan {
   bool host_forced = false;  // is_host given: failing to bind is an error, not "be a client"
   StoreSecurity security;    // for the store this agent may host; its secret is in both below
   RendezvousSettings rendezvous;
-  BudgetLimits store_budget;  // --rdzv-conf store_max_bytes (used where the store is hosted)
   JobChannel::Settings channel;
   std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};
   std::chrono::milliseconds depart_linger{std::chrono::seconds(10)};

@@ -28,9 +28,6 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
       port_was_chosen_(options.IsSet("--master-port")),
       worker_store_(options.worker_store) {
   std::string error;
-  auto budget = StoreBudgetFromConf(options.rdzv_conf, &error);
-  if (!budget) throw std::runtime_error(error);
-  store_budget_ = *budget;
   if (options.standalone) {
     run_id_ = RandomRunId();
     master_addr_ = "127.0.0.1";
@@ -46,8 +43,8 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
 }
 
 std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
-  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, store_budget_,
-                          hooks_.say, nproc_per_node_, security_);
+  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, hooks_.say,
+                          nproc_per_node_, security_);
   master_port_ = store->port();
   return store;
 }

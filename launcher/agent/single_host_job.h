@@ -8,7 +8,6 @@
 #include "launcher/agent/job.h"
 #include "launcher/agent/store_security.h"
 #include "launcher/cli/options.h"
-#include "rendezvous/store/store_budget.h"
 
 namespace cpplaunch {
 
@@ -45,7 +44,6 @@ class SingleHostJob final : public Job {
   int master_port_ = 0;
   bool port_was_chosen_ = false;
   WorkerStore worker_store_ = WorkerStore::kAgent;
-  BudgetLimits store_budget_;
   int restart_count_ = 0;
   int interrupted_by_ = 0;
 };

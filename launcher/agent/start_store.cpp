@@ -66,7 +66,7 @@ std::size_t StoreConnectionCap(uint64_t fd_limit, int nproc_per_node) {
 }
 
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
-                                        int port, bool port_was_chosen, const BudgetLimits& budget,
+                                        int port, bool port_was_chosen,
                                         const std::function<void(const std::string&)>& say,
                                         int nproc_per_node, const StoreSecurity& security) {
   StoreServerOptions options;
@@ -75,7 +75,7 @@ std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::
   options.max_connections = StoreConnectionCap(posix::CurrentFileLimit().soft, nproc_per_node);
   options.secret = security.secret;
   options.allowed_peers = security.allowed_peers;
-  options.budget = budget;
+  options.budget = security.budget;
   options.report = say;
   try {
     return std::make_unique<StoreServer>(io, options);

@@ -19,11 +19,10 @@ namespace cpplaunch {
 // Listens on `addr`:`port` only. When the user did not choose the port (`port_was_chosen`
 // false) and it is busy, the store listens on a free port instead and `say` tells why.
 // Throws StoreBindError otherwise. The store takes at most StoreConnectionCap(the soft
-// RLIMIT_NOFILE now, nproc_per_node) connections. `budget` bounds what clients can make the
-// store hold; refusals are told through `say`. `security`: the agents' secret and the allowed
-// peer networks (docs/security.md).
+// RLIMIT_NOFILE now, nproc_per_node) connections. `security`: the agents' secret, the allowed
+// peer networks (docs/security.md) and the memory budget, whose refusals are told through `say`.
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
-                                        int port, bool port_was_chosen, const BudgetLimits& budget,
+                                        int port, bool port_was_chosen,
                                         const std::function<void(const std::string&)>& say,
                                         int nproc_per_node = 1, const StoreSecurity& security = {});
 

@@ -13,6 +13,7 @@
 
 #include "launcher/cli/rdzv_config.h"
 #include "rendezvous/store/peer_networks.h"
+#include "rendezvous/store/store_budget.h"
 #include "worker_env/env_map.h"
 
 namespace cpplaunch {
@@ -22,6 +23,10 @@ inline constexpr const char* kSecretFileVariable = "CPPLAUNCH_RDZV_SECRET_FILE";
 struct StoreSecurity {
   std::string secret;                      // empty: no secret configured
   std::vector<PeerNetwork> allowed_peers;  // empty: every peer may connect
+  // --rdzv-conf store_max_bytes: what clients can make the store hold. Not loaded by
+  // LoadStoreSecurity: a malformed value is a value error (exit 1), as torchrun's are for
+  // --rdzv-conf; the agent fills it from StoreBudgetFromConf (start_store.h).
+  BudgetLimits budget;
 };
 
 // nullopt with *error (one line, e.g. "--rdzv-conf secret_file: the secret file /s is empty;

@@ -18,21 +18,20 @@ TEST_CASE("StartStore: a busy port the user did not choose falls back to a free 
   boost::asio::io_context io;
   std::vector<std::string> said;
   auto say = [&](const std::string& line) { said.push_back(line); };
-  auto holder = StartStore(io, "127.0.0.1", 0, true, BudgetLimits{}, say);
+  auto holder = StartStore(io, "127.0.0.1", 0, true, say);
   const int busy = holder->port();
-  auto moved = StartStore(io, "127.0.0.1", busy, /*port_was_chosen=*/false, BudgetLimits{}, say);
+  auto moved = StartStore(io, "127.0.0.1", busy, /*port_was_chosen=*/false, say);
   CHECK(moved->port() != busy);
   REQUIRE(said.size() == 1);
   CHECK(said[0] == "port " + std::to_string(busy) + " is busy; the store listens on port " +
                        std::to_string(moved->port()) + " instead (use --master-port to choose)");
-  CHECK_THROWS_AS(StartStore(io, "127.0.0.1", busy, /*port_was_chosen=*/true, BudgetLimits{}, say),
-                  StoreBindError);
+  CHECK_THROWS_AS(StartStore(io, "127.0.0.1", busy, /*port_was_chosen=*/true, say), StoreBindError);
 }
 
 TEST_CASE("StoreServer::WhenIdle fires when the last connection closes, not before",
           "[agent][store_host]") {
   boost::asio::io_context io;
-  auto store = StartStore(io, "127.0.0.1", 0, true, BudgetLimits{}, [](const std::string&) {});
+  auto store = StartStore(io, "127.0.0.1", 0, true, [](const std::string&) {});
   boost::asio::ip::tcp::socket client(io);
   client.connect({boost::asio::ip::make_address("127.0.0.1"), store->port()});
   io.run_for(100ms);  // the server accepts
