@@ -36,10 +36,12 @@ fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
 }  // namespace
 
 LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs::path& temp_root) {
-  if (base == kDisabled) return LogDir(fs::path());
+  if (base == kDisabled) return LogDir(fs::path(), fs::path());
   fs::path root;
+  fs::path temp_base;
   if (base.empty()) {
     root = MakeUniqueDir(temp_root, "torchelastic_");
+    temp_base = root;
   } else {
     root = base;
     if (fs::exists(root) && !fs::is_directory(root)) {
@@ -47,7 +49,23 @@ LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs
     }
     fs::create_directories(root);
   }
-  return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"));
+  return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"), temp_base);
+}
+
+bool LogDir::HoldsFiles() const {
+  if (!enabled()) return false;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(run_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) return true;
+  }
+  return false;
+}
+
+void LogDir::RemoveIfEmpty() const {
+  if (!enabled() || temp_base_.empty() || HoldsFiles()) return;
+  std::error_code ec;
+  fs::remove_all(run_dir_, ec);
+  fs::remove(temp_base_, ec);  // only if empty: fs::remove does not recurse
 }
 
 fs::path LogDir::TempRoot() {

@@ -39,6 +39,15 @@ class LogDir {
   // the number), then creates it with one subdirectory per local rank. No-op when disabled.
   void PrepareAttempt(int restart_count, int local_world_size) const;
 
+  // Whether any file (a log, an error file) exists under the run directory. Never throws.
+  bool HoldsFiles() const;
+
+  // At the agent's exit: a run directory that holds no file is removed, with the
+  // torchelastic_XXXXXXXX directory made for it when no --log-dir was given, so that jobs
+  // without logs leave nothing behind in the temp directory. A --log-dir given by the user
+  // is kept. Never throws.
+  void RemoveIfEmpty() const;
+
   // Paths inside the attempt directory; all empty when disabled.
   std::filesystem::path AttemptDir(int restart_count) const;
   std::filesystem::path RankDir(int restart_count, int local_rank) const;
@@ -47,8 +56,10 @@ class LogDir {
   std::filesystem::path ErrorFile(int restart_count, int local_rank) const;
 
  private:
-  explicit LogDir(std::filesystem::path run_dir) : run_dir_(std::move(run_dir)) {}
+  LogDir(std::filesystem::path run_dir, std::filesystem::path temp_base)
+      : run_dir_(std::move(run_dir)), temp_base_(std::move(temp_base)) {}
   std::filesystem::path run_dir_;
+  std::filesystem::path temp_base_;  // the torchelastic_XXXXXXXX made for it, or empty
 };
 
 }  // namespace cpplaunch

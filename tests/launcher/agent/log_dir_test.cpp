@@ -88,6 +88,29 @@ TEST_CASE("LogDir /dev/null disables every file and gives empty paths", "[launch
   CHECK(dir.ErrorFile(0, 1).string() == "");
 }
 
+TEST_CASE("LogDir removes its empty temporary directory at the end, never a file or --log-dir",
+          "[launcher][log_dir]") {
+  ScratchDir scratch;
+  LogDir temp = LogDir::Create("", "r", scratch.path());
+  temp.PrepareAttempt(0, 2);
+  CHECK_FALSE(temp.HoldsFiles());
+  temp.RemoveIfEmpty();
+  CHECK(fs::is_empty(scratch.path()));  // torchelastic_XXXXXXXX is gone too
+
+  LogDir kept = LogDir::Create("", "r", scratch.path());
+  kept.PrepareAttempt(0, 2);
+  std::ofstream(kept.ErrorFile(0, 1)) << "{}";
+  CHECK(kept.HoldsFiles());
+  kept.RemoveIfEmpty();
+  CHECK(fs::exists(kept.ErrorFile(0, 1)));
+
+  const fs::path given = scratch.path() / "given";
+  LogDir user = LogDir::Create(given.string(), "r");
+  user.PrepareAttempt(0, 1);
+  user.RemoveIfEmpty();
+  CHECK(fs::is_directory(user.RankDir(0, 0)));
+}
+
 TEST_CASE("LogDir refuses a base that is a file", "[launcher][log_dir]") {
   ScratchDir scratch;
   const fs::path file = scratch.path() / "plain";

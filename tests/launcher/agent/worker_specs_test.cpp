@@ -102,6 +102,23 @@ TEST_CASE("Worker specs: tee, filters and log files", "[agent][worker_specs]") {
   std::filesystem::remove_all(logs.run_dir());
 }
 
+TEST_CASE("Worker specs: a hidden rank keeps its stderr in its file without -r/-t",
+          "[agent][worker_specs]") {
+  const LaunchOptions options =
+      Options({"--nproc-per-node=2", "--local-ranks-filter=0", "--no-python", "/bin/true"});
+  const LogDir logs = TempLogDir();
+  std::string error;
+  auto specs = BuildWorkerSpecs(options, EnvMap{}, Layout(0, 1, 2), kFacts, logs, &error);
+  REQUIRE(specs);
+  const WorkerStreams& shown = (*specs)[0].streams;
+  const WorkerStreams& hidden = (*specs)[1].streams;
+  CHECK(shown.stderr_route == StreamRoute::kInherit);
+  CHECK(hidden.stdout_route == StreamRoute::kDiscard);  // as torchrun: no file asked for
+  CHECK(hidden.stderr_route == StreamRoute::kFile);     // the traceback survives
+  CHECK(hidden.stderr_log == logs.StderrLog(1, 1));
+  std::filesystem::remove_all(logs.run_dir());
+}
+
 TEST_CASE("Worker specs: --virtual-local-rank with too few visible devices fails",
           "[agent][worker_specs]") {
   const LaunchOptions options =
