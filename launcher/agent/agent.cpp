@@ -406,6 +406,7 @@ class Agent::Impl {
   int Refuse(const std::string& problem, ExitCode code) {
     Say("error: " + problem);
     exit_code_ = code;
+    if (log_dir_) log_dir_->CleanUpAtExit();  // Prepare may have made it
     auto deadline = std::chrono::steady_clock::now() + kFinalFlush;
     out_.Flush(deadline, [] {});
     err_.Flush(deadline, [] {});
@@ -454,7 +455,7 @@ class Agent::Impl {
     state_ = AgentState::kDone;
     exit_code_ = code;
     // A job without logs or error files leaves no empty torchelastic_XXXXXXXX behind.
-    if (log_dir_) log_dir_->RemoveIfEmpty();
+    if (log_dir_) log_dir_->CleanUpAtExit();
     linger_timer_.cancel();
     signals_.reset();
     if (store_) store_->Stop();

@@ -241,6 +241,92 @@ class DuplicateNodeRank(unittest.TestCase):
         self.assertLess(elapsed, 20)
 
 
+class WhichPython(unittest.TestCase):
+    """Item 4: a python3 first on PATH that lacks torch (a venv, pyenv)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="which_python_")
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", self.dir]))
+        bin_dir = os.path.join(self.dir, "venv", "bin")
+        os.makedirs(bin_dir)
+        self.python = os.path.join(bin_dir, "python3")
+        with open(self.python, "w") as f:  # a real Python without site-packages: no torch
+            f.write('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
+        os.chmod(self.python, 0o755)
+        self.script = os.path.join(self.dir, "train.py")
+        with open(self.script, "w") as f:
+            f.write("import torch\n")
+        environment = env(PATH=bin_dir + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+        del environment["PYTHON_EXEC"]
+        self.env = environment
+
+    def test_import_error_on_every_rank_names_the_interpreter(self):
+        r = launch("--nproc-per-node=2", "-r", "3", self.script, env=self.env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"of binary: {self.python}", r.stderr)
+        self.assertIn("cpplaunch: every worker failed at start-up with ModuleNotFoundError: No "
+                      f"module named 'torch'; the interpreter was {self.python} (python3 on PATH; "
+                      "set PYTHON_EXEC to choose one)", r.stderr)
+
+    def test_without_logs_the_interpreter_is_still_named(self):
+        r = launch("--nproc-per-node=2", self.script, env=self.env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cpplaunch: every worker failed at start-up (exit code 1); the interpreter "
+                      f"was {self.python}", r.stderr)
+
+
+class Logs(unittest.TestCase):
+    """Item 5: where the logs are, and the root cause's traceback kept and shown."""
+
+    FAIL = ('import os, sys\n'
+            'if os.environ["LOCAL_RANK"] == "1":\n'
+            '    raise ValueError("boom from rank 1")\n')
+    RECORD = ('from torch.distributed.elastic.multiprocessing.errors import record\n'
+              '@record\n'
+              'def main():\n'
+              '    raise ValueError("recorded boom")\n'
+              'main()\n')
+
+    def script(self, text):
+        d = tempfile.mkdtemp(prefix="rough_logs_")
+        self.addCleanup(lambda: subprocess.run(["rm", "-rf", d]))
+        path = os.path.join(d, "train.py")
+        with open(path, "w") as f:
+            f.write(text)
+        return d, path
+
+    def test_redirects_name_the_log_directory_and_show_the_stderr_tail(self):
+        d, script = self.script(self.FAIL)
+        r = launch("--nproc-per-node=2", "-r", "3", f"--log-dir={d}/logs", script)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"cpplaunch: worker logs: {d}/logs/", r.stderr)
+        self.assertIn(f"cpplaunch: the workers' log and error files are in {d}/logs/", r.stderr)
+        self.assertIn("cpplaunch: rank 1 wrote no error file; the last lines of its "
+                      f"{d}/logs/", r.stderr)
+        self.assertIn("  ValueError: boom from rank 1", r.stderr)
+
+    def test_local_ranks_filter_keeps_the_hidden_root_cause_traceback(self):
+        d, script = self.script(self.FAIL)
+        r = launch("--nproc-per-node=2", "--local-ranks-filter=0", f"--log-dir={d}/logs", script)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("  ValueError: boom from rank 1", r.stderr)  # in the summary's tail
+        logs = [os.path.join(root, name) for root, _, names in os.walk(f"{d}/logs")
+                for name in names if name == "stderr.log"]
+        self.assertEqual(len(logs), 1, logs)
+        with open(logs[0]) as f:
+            self.assertIn("ValueError: boom from rank 1", f.read())
+
+    def test_log_dir_dev_null_keeps_the_recorded_traceback(self):
+        d, script = self.script(self.RECORD)
+        with tempfile.TemporaryDirectory() as tmp:
+            r = launch("--log-dir=/dev/null", "-r", "3", script, env=env(TMPDIR=tmp))
+            self.assertEqual(r.returncode, 1, r.stderr)
+            root = r.stderr.split("Root Cause")[1]
+            self.assertIn("ValueError: recorded boom", root)
+            self.assertIn("error_file: " + tmp + "/cpplaunch_errors_", root)
+            self.assertEqual(os.listdir(tmp), [])  # the private error files are gone
+
+
 class SmallThings(unittest.TestCase):
     """Item 8."""
 

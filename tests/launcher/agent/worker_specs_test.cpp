@@ -48,10 +48,12 @@ TEST_CASE("Worker specs: argv and environment per rank", "[agent][worker_specs]"
   CHECK(Has(second.env, "MASTER_PORT=29511"));
   CHECK(Has(second.env, "TORCHELASTIC_RESTART_COUNT=1"));
   CHECK(Has(second.env, "TORCHELASTIC_RUN_ID=run7"));
-  // --log-dir /dev/null: no files anywhere, and an empty error file path.
-  CHECK(Has(second.env, "TORCHELASTIC_ERROR_FILE="));
+  // --log-dir /dev/null: no log files, the error file in the private directory.
+  CHECK(Has(second.env, "TORCHELASTIC_ERROR_FILE=" + logs.ErrorFile(1, 1).string()));
+  CHECK_FALSE(logs.ErrorFile(1, 1).empty());
   CHECK(second.streams.stdout_route == StreamRoute::kInherit);
   CHECK(second.streams.stdout_log.empty());
+  logs.CleanUpAtExit();
 }
 
 TEST_CASE("Worker specs: --worker-store says which store the workers use",
@@ -67,6 +69,7 @@ TEST_CASE("Worker specs: --worker-store says which store the workers use",
   REQUIRE(rank0);
   CHECK(Has((*rank0)[0].env, "TORCHELASTIC_USE_AGENT_STORE=False"));
   CHECK(Has((*rank0)[0].env, "MASTER_PORT=29511"));  // the round's, as given
+  logs.CleanUpAtExit();
 }
 
 TEST_CASE("Worker specs: --run-path runs the script through the runpy bootstrap",
@@ -129,6 +132,7 @@ TEST_CASE("Worker specs: --virtual-local-rank with too few visible devices fails
                                 kFacts, logs, &error);
   CHECK(!specs);
   CHECK(!error.empty());
+  logs.CleanUpAtExit();
 }
 
 }  // namespace
