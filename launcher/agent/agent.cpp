@@ -142,6 +142,8 @@ class Agent::Impl {
                              },
                          .on_failure_teardown =
                              [this](const WorkerExitEvent& root, std::size_t running) {
+                               // Nobody left to stop: the failure lines that follow say it all.
+                               if (running == 0) return;
                                Say(FailureTeardownLine(root, round_.layout.base_rank, running,
                                                        SIGTERM, options_.shutdown_timeout));
                              }});
@@ -318,7 +320,7 @@ class Agent::Impl {
       Say("the workers' log and error files are in " +
           log_dir_->AttemptDir(result.restart_count).string());
     }
-    std::vector<FailureRecord> own = records;
+    const std::vector<FailureRecord> all_records = records;
     auto failures = LoadWorkerFailures(std::move(records));
     const std::string entrypoint = EntrypointName(WorkerCommandSpec(options_));
     std::string summary = FormatFailureSummary(entrypoint, failures);
@@ -335,7 +337,7 @@ class Agent::Impl {
       }
     }
     SayLibuvHint(failures, result.restart_count);
-    SayInterpreterHint(own, failures, result.restart_count, interpreter);
+    SayInterpreterHint(all_records, failures, result.restart_count, interpreter);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
         WriteErrorFile(*path,

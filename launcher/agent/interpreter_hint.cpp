@@ -5,14 +5,19 @@
 namespace cpplaunch {
 namespace {
 
-bool AllFailedAlikeAtStartUp(const std::vector<FailureRecord>& records, std::size_t workers,
-                             std::chrono::system_clock::time_point started) {
-  if (records.empty() || records.size() != workers) return false;
-  const WorkerExit& first = records.front().exit;
-  return std::all_of(records.begin(), records.end(), [&](const FailureRecord& r) {
-    return !r.killed_by_teardown && !r.exit.signaled() && r.exit == first &&
-           r.time - started <= kStartupWindow;
-  });
+// Every worker ended within the start-up window: those that failed by themselves alike (same
+// exit code, not a signal), the others stopped by the teardown the first failure began.
+bool FailedAlikeAtStartUp(const std::vector<FailureRecord>& records, std::size_t workers,
+                          std::chrono::system_clock::time_point started) {
+  if (records.size() != workers) return false;
+  const FailureRecord* first = nullptr;
+  for (const FailureRecord& r : records) {
+    if (r.time - started > kStartupWindow) return false;
+    if (r.killed_by_teardown) continue;
+    if (r.exit.signaled() || (first != nullptr && !(r.exit == first->exit))) return false;
+    if (first == nullptr) first = &r;
+  }
+  return first != nullptr;
 }
 
 std::string Where(const Interpreter& interpreter) {
@@ -45,20 +50,28 @@ std::optional<std::string> InterpreterHint(const std::vector<FailureRecord>& rec
                                            std::chrono::system_clock::time_point started,
                                            const std::vector<std::string>& texts,
                                            const Interpreter& interpreter) {
-  if (!AllFailedAlikeAtStartUp(records, local_world_size, started)) return std::nullopt;
-  const bool no_text =
-      std::all_of(texts.begin(), texts.end(), [](const std::string& text) { return text.empty(); });
+  if (texts.size() != records.size()) return std::nullopt;
+  if (!FailedAlikeAtStartUp(records, local_world_size, started)) return std::nullopt;
+  // Only the workers that failed by themselves speak: a stopped one may not have got that far.
+  std::vector<std::string> own;
+  int code = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (records[i].killed_by_teardown) continue;
+    own.push_back(texts[i]);
+    code = records[i].exit.code();
+  }
+  const bool no_text = std::all_of(own.begin(), own.end(), [](const auto& t) { return t.empty(); });
   if (no_text) {
-    if (records.front().exit.code() != 1) return std::nullopt;
-    return "every worker failed at start-up (exit code 1); the interpreter was " +
+    if (code != 1) return std::nullopt;
+    return "the workers failed at start-up (exit code 1); the interpreter was " +
            Where(interpreter);
   }
-  const std::string error = texts.empty() ? "" : ImportErrorLine(texts.front());
+  const std::string error = ImportErrorLine(own.front());
   if (error.empty()) return std::nullopt;
-  for (const std::string& text : texts) {
+  for (const std::string& text : own) {
     if (ImportErrorLine(text) != error) return std::nullopt;
   }
-  return "every worker failed at start-up with " + error + "; the interpreter was " +
+  return "the workers failed at start-up with " + error + "; the interpreter was " +
          Where(interpreter);
 }
 

@@ -27,12 +27,14 @@ inline constexpr std::chrono::seconds kStartupWindow{10};
 // the last line starting with ModuleNotFoundError: or ImportError:, or "".
 std::string ImportErrorLine(const std::string& text);
 
-// The line (without "cpplaunch: ") when all `local_world_size` workers failed by themselves
-// (`records` holds every failure, none a teardown victim) with the same exit code within
-// kStartupWindow of `started`, and the workers' texts (error files and stderr.log tails, "" when
-// none was kept) either all name the same import error or are all empty (then the exit code
-// must be 1, Python's for an uncaught exception):
-//   "every worker failed at start-up with ModuleNotFoundError: No module named 'torch'; the
+// The line (without "cpplaunch: ") when every one of the `local_world_size` workers ended
+// within kStartupWindow of `started`: those that failed by themselves (records not
+// killed_by_teardown) with the same exit code, the others stopped by the teardown that began
+// (while they were still starting); and the texts of the failed ones (error files and
+// stderr.log tails, "" when none was kept; `texts[i]` belongs to `records[i]`) either all name
+// the same import error or are all empty (then the exit code must be 1, Python's for an
+// uncaught exception):
+//   "the workers failed at start-up with ModuleNotFoundError: No module named 'torch'; the
 //    interpreter was /home/u/venv/bin/python3 (python3 on PATH; set PYTHON_EXEC to choose one)"
 std::optional<std::string> InterpreterHint(const std::vector<FailureRecord>& records,
                                            std::size_t local_world_size,

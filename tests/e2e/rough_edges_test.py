@@ -264,14 +264,14 @@ class WhichPython(unittest.TestCase):
         r = launch("--nproc-per-node=2", "-r", "3", self.script, env=self.env)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn(f"of binary: {self.python}", r.stderr)
-        self.assertIn("cpplaunch: every worker failed at start-up with ModuleNotFoundError: No "
+        self.assertIn("cpplaunch: the workers failed at start-up with ModuleNotFoundError: No "
                       f"module named 'torch'; the interpreter was {self.python} (python3 on PATH; "
                       "set PYTHON_EXEC to choose one)", r.stderr)
 
     def test_without_logs_the_interpreter_is_still_named(self):
         r = launch("--nproc-per-node=2", self.script, env=self.env)
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertIn("cpplaunch: every worker failed at start-up (exit code 1); the interpreter "
+        self.assertIn("cpplaunch: the workers failed at start-up (exit code 1); the interpreter "
                       f"was {self.python}", r.stderr)
 
 
