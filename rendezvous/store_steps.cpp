@@ -64,11 +64,17 @@ std::string FormatSeconds(std::chrono::steady_clock::duration duration) {
 // The one line a connect ends with when the port is not (or no longer) a store's.
 RendezvousError NotAStore(const std::string& from, const std::string& peer,
                           const StoreHandshakeFailed& error, int silent_closes) {
-  if (!error.answer().empty()) {
+  if (!error.answer().empty() && error.answer().front() == '"') {
     return RendezvousError("rendezvous failed on " + from + ": the service at " + peer +
                            " is not a store: it answered " + error.answer() +
                            " (is that port another service's? check --master-port or the "
                            "--rdzv-endpoint port)");
+  }
+  // Bytes that are not text may come from a store of another version: the client's own reason
+  // says more than "not a store".
+  if (!error.answer().empty()) {
+    return RendezvousError("rendezvous failed on " + from + ": " + error.what() + " (it answered " +
+                           error.answer() + ")");
   }
   return RendezvousError("rendezvous failed on " + from + ": the service at " + peer +
                          " accepted the connection and closed it without answering the store "
