@@ -67,7 +67,7 @@ TEST_CASE("a missing script is named before any worker starts") {
   CHECK(problem->find("the training script /nonexistent/train.py does not exist") == 0);
 }
 
-TEST_CASE("--no-python: a program that is missing, not on PATH, or not executable") {
+TEST_CASE("with --no-python, a program that is missing, not on PATH, or not executable") {
   auto missing = ScriptProblem(Options({"--no-python", "/nonexistent/trainer"}), kPath);
   REQUIRE(missing);
   CHECK(missing->find("cannot run /nonexistent/trainer: No such file") == 0);
