@@ -186,6 +186,9 @@ Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t ro
   const auto started = Clock::now();
   std::vector<int> missing;
   auto tick = [&]() -> boost::asio::awaitable<void> {
+    // Another host may have found the job misconfigured (two hosts with one --node-rank): every
+    // host stops with its message rather than waiting for hosts that will never come.
+    co_await ThrowIfEnded(round);
     std::vector<std::string> mine{keys[settings_.node_rank]};
     if (!co_await client_.Check(mine)) co_await PublishNode(round);
     missing.clear();
@@ -232,6 +235,7 @@ Rendezvous::Task<void> StaticRendezvous::CheckHost(int64_t round, Clock::time_po
   if (settings_.node_rank == 0) co_return;
   std::vector<std::string> keys{NodeKey(settings_.run_id, round, 0)};
   auto tick = [&]() -> boost::asio::awaitable<void> {
+    co_await ThrowIfEnded(round);
     if (settings_.progress) {
       settings_.progress("waiting for node rank 0 at the store " + client_.peer() +
                          "; timeout in " + FormatSeconds(deadline - Clock::now()));

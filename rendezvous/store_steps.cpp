@@ -1,8 +1,14 @@
 #include "rendezvous/store_steps.h"
 
 #include <algorithm>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
+
+#include "rendezvous/connect_pacing.h"
+#include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
 namespace asio = boost::asio;
@@ -55,13 +61,39 @@ std::string FormatSeconds(std::chrono::steady_clock::duration duration) {
   return text;
 }
 
+// The one line a connect ends with when the port is not (or no longer) a store's.
+RendezvousError NotAStore(const std::string& from, const std::string& peer,
+                          const StoreHandshakeFailed& error, int silent_closes) {
+  if (!error.answer().empty() && error.answer().front() == '"') {
+    return RendezvousError("rendezvous failed on " + from + ": the service at " + peer +
+                           " is not a store: it answered " + error.answer() +
+                           " (is that port another service's? check --master-port or the "
+                           "--rdzv-endpoint port)");
+  }
+  // Bytes that are not text may come from a store of another version: the client's own reason
+  // says more than "not a store".
+  if (!error.answer().empty()) {
+    return RendezvousError("rendezvous failed on " + from + ": " + error.what() + " (it answered " +
+                           error.answer() + ")");
+  }
+  return RendezvousError("rendezvous failed on " + from + ": the service at " + peer +
+                         " accepted the connection and closed it without answering the store "
+                         "handshake, " +
+                         std::to_string(silent_closes) +
+                         " times in a row: it is not a store, or a store that refuses this host "
+                         "(see allowed peers in docs/security.md)");
+}
+
 asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string host, int port,
                                           std::string from, Clock::time_point deadline,
                                           std::chrono::milliseconds interval,
                                           ProgressSink progress) {
   const auto started = Clock::now();
+  ConnectPacing pacing(started, interval);
+  asio::steady_timer pause_timer(co_await asio::this_coro::executor);
   for (;;) {
-    auto slice_end = std::min(deadline, Clock::now() + interval);
+    const auto began = Clock::now();
+    auto slice_end = std::min(deadline, began + interval);
     std::string reason;
     std::string unresolved;  // the resolver's error while the name does not resolve
     try {
@@ -70,8 +102,18 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
     } catch (const StoreNameUnresolved& error) {
       reason = error.what();
       unresolved = error.resolver_error();
+      pacing.OtherFailure();
+    } catch (const StoreHandshakeFailed& error) {
+      if (error.refused())
+        throw RendezvousError("rendezvous failed on " + from + ": " + error.what());
+      reason = error.what();
+      const bool answered = !error.answer().empty();
+      if (answered || pacing.SilentClose()) {
+        throw NotAStore(from, Endpoint{host, port}.ToString(), error, pacing.silent_closes());
+      }
     } catch (const StoreError& error) {
       reason = error.what();
+      pacing.OtherFailure();
     }
     if (client.cancelled()) throw RendezvousError("rendezvous cancelled on " + from);
     if (!unresolved.empty()) {
@@ -82,21 +124,29 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
                               "' did not resolve within " + FormatSeconds(Clock::now() - started) +
                               " (" + unresolved + "); check the name, or give a numeric address");
       }
-      if (progress) {
+      if (progress && pacing.ShouldReport(Clock::now())) {
         progress("waiting for the name " + host + " to resolve (from " + from + "): " + unresolved +
                  "; giving up in " + FormatSeconds(deadline - Clock::now()));
       }
-      continue;
+    } else {
+      if (Clock::now() >= deadline) {
+        throw RendezvousError("rendezvous failed on " + from + ": " + reason + "; gave up after " +
+                              FormatSeconds(Clock::now() - started) +
+                              " (check the address and port, that the host running the store "
+                              "is up, and that no firewall blocks the port)");
+      }
+      if (progress && pacing.ShouldReport(Clock::now())) {
+        progress("still trying to reach the rendezvous store from " + from + ": " + reason +
+                 "; giving up in " + FormatSeconds(deadline - Clock::now()));
+      }
     }
-    if (Clock::now() >= deadline) {
-      throw RendezvousError("rendezvous failed on " + from + ": " + reason + "; gave up after " +
-                            FormatSeconds(Clock::now() - started) +
-                            " (check the address and port, that the host running the store is "
-                            "up, and that no firewall blocks the port)");
-    }
-    if (progress) {
-      progress("still trying to reach the rendezvous store from " + from + ": " + reason +
-               "; giving up in " + FormatSeconds(deadline - Clock::now()));
+    // A failure that came fast (the peer answered and hung up) is not retried at once.
+    const auto pause = std::min<Clock::duration>(pacing.PauseAfterFailure(began, Clock::now()),
+                                                 deadline - Clock::now());
+    if (pause > Clock::duration::zero()) {
+      pause_timer.expires_after(pause);
+      boost::system::error_code ignored;
+      co_await pause_timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     }
   }
 }

@@ -10,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "base/executable_search.h"
 #include "base/exit_code.h"
 #include "launcher/agent/attempt_failures.h"
 #include "launcher/agent/error_file.h"
 #include "launcher/agent/failure_report.h"
 #include "launcher/agent/host_info.h"
+#include "launcher/agent/interpreter_hint.h"
 #include "launcher/agent/job.h"
 #include "launcher/agent/libuv_hint.h"
 #include "launcher/agent/log_dir.h"
@@ -22,7 +24,9 @@
 #include "launcher/agent/process_capacity.h"
 #include "launcher/agent/single_host_job.h"
 #include "launcher/agent/start_store.h"
+#include "launcher/agent/stderr_tail.h"
 #include "launcher/agent/store_security.h"
+#include "launcher/agent/teardown_report.h"
 #include "launcher/agent/worker_specs.h"
 #include "launcher/cli/script_check.h"
 #include "launcher/output/console_writer.h"
@@ -48,6 +52,8 @@ constexpr milliseconds kDrainGrace{2000};
 constexpr milliseconds kStoreLinger{3000};
 // Bound on flushing the agent's own console at exit.
 constexpr milliseconds kFinalFlush{5000};
+// Lines of the root cause's stderr.log shown when it wrote no error file.
+constexpr std::size_t kStderrTailLines = 10;
 
 // Where the agent is in its story. Signals and late callbacks are handled by this alone.
 enum class AgentState {
@@ -80,7 +86,11 @@ class Agent::Impl {
   // The whole story; the steps below run in this order, attempt after attempt.
   int Run() {
     if (auto problem = UnsupportedOption(options_)) return Refuse(*problem, ExitCode::kUsage);
-    if (auto problem = ScriptProblem(options_)) return Refuse(*problem, ExitCode::kUsage);
+    // Before any worker starts and before any restart is spent: every attempt would fail alike.
+    const auto path = Lookup(env_, "PATH");
+    if (auto problem = ScriptProblem(options_, path ? path->c_str() : nullptr)) {
+      return Refuse(*problem, ExitCode::kUsage);
+    }
     std::string error;
     auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &error);
     if (!security) return Refuse(error, ExitCode::kUsage);
@@ -112,6 +122,8 @@ class Agent::Impl {
     Info("run id " + job_->run_id() + "; store listening on " +
          Endpoint{job_->store_addr(), job_->store_port()}.ToString() + "; log directory " +
          (log_dir_->enabled() ? log_dir_->run_dir().string() : std::string("disabled")));
+    const bool logged = !(options_.redirects == StdSpec()) || !(options_.tee == StdSpec());
+    if (logged && log_dir_->enabled()) Say("worker logs: " + log_dir_->run_dir().string());
     group_ = parts_.make_worker_group(io_);
     // The job sees each exit before the supervisor does: a local failure reaches the other
     // hosts at once, not after the local teardown.
@@ -124,9 +136,17 @@ class Agent::Impl {
                          // torchrun's teardown: SIGTERM, then SIGKILL after
                          // the shutdown timeout.
                          .stop_signal = SIGTERM,
-                         .before_failure_teardown = [this](std::function<void()> proceed) {
-                           job_->BeforeFailureTeardown(std::move(proceed));
-                         }});
+                         .before_failure_teardown =
+                             [this](std::function<void()> proceed) {
+                               job_->BeforeFailureTeardown(std::move(proceed));
+                             },
+                         .on_failure_teardown =
+                             [this](const WorkerExitEvent& root, std::size_t running) {
+                               // Nobody left to stop: the failure lines that follow say it all.
+                               if (running == 0) return;
+                               Say(FailureTeardownLine(root, round_.layout.base_rank, running,
+                                                       SIGTERM, options_.shutdown_timeout));
+                             }});
     std::vector<int> watched = options_.signals_to_handle;
     watched.insert(watched.end(), options_.forward_signals.begin(), options_.forward_signals.end());
     signals_ = std::make_unique<SignalWatch>(io_, watched, [this](int signo) { OnSignal(signo); });
@@ -175,6 +195,8 @@ class Agent::Impl {
                                round.restart_count};
       auto specs = BuildWorkerSpecs(options_, env_, layout, facts, *log_dir_, &error);
       if (!specs) return Fail(error);
+      signals_this_attempt_ = 0;
+      attempt_started_ = std::chrono::system_clock::now();
       supervisor_->Run(OpenStreams(std::move(*specs)), round.restart_count,
                        [this](const AttemptResult& result) { OnAttemptDone(result); });
       state_ = AgentState::kRunning;
@@ -207,6 +229,8 @@ class Agent::Impl {
 
   void OnAttemptDone(const AttemptResult& result) {
     if (!Ending()) state_ = AgentState::kConcluding;
+    const int stop_signal = result.signal != 0 ? result.signal : SIGTERM;
+    if (auto line = SigkillLine(result, stop_signal, options_.shutdown_timeout)) Say(*line);
     for (const WorkerExitEvent& stuck : result.unreaped)
       Say("worker local rank " + std::to_string(stuck.id) + " (pid " + std::to_string(stuck.pid) +
           ") did not die after SIGKILL (uninterruptible sleep?); abandoning it");
@@ -245,10 +269,11 @@ class Agent::Impl {
     switch (state_) {
       case AgentState::kRunning:
         supervisor_->OnSignal(signo);
-        return Say("received " + SignalName(signo) +
-                   "; forwarding it to the workers; workers still running after " +
-                   std::to_string(options_.shutdown_timeout.count()) +
-                   " s get SIGKILL (--shutdown-timeout)");
+        // The first signal starts the graceful stop; another one ends the grace.
+        if (++signals_this_attempt_ > 1) {
+          return Say("received " + SignalName(signo) + " again; SIGKILL to every worker now");
+        }
+        return Say(SignalTeardownLine(signo, options_.shutdown_timeout));
       case AgentState::kRendezvous:
         return job_->CancelRendezvous();  // its failure ends the run
       case AgentState::kExitBarrier:
@@ -281,18 +306,21 @@ class Agent::Impl {
   // The failure summary on stderr, the "failed (exitcode: ...)" lines users grep for, and
   // the agent's own error file when its parent asked for one.
   void ReportFailures(const AttemptResult& result, bool final) {
-    const std::string binary = WorkerArgv(options_, env_, 0).front();
+    const Interpreter interpreter = WorkerInterpreter();
+    // The file that ran, as torchrun's sys.executable: "python3" alone does not say which.
+    const std::string binary =
+        interpreter.resolved.empty() ? interpreter.program : interpreter.resolved;
     std::vector<FailureRecord> records =
         AttemptFailureRecords(result, round_.layout.base_rank, Host(), *log_dir_);
     for (const FailureRecord& record : records) {
       if (!record.killed_by_teardown) Say(FailedLogLine(record, binary));
     }
     if (records.empty() || !final) return;
-    const bool logged = !(options_.redirects == StdSpec()) || !(options_.tee == StdSpec());
-    if (logged && log_dir_->enabled()) {
-      Say("the workers' stdout.log and stderr.log are in " +
+    if (log_dir_->HoldsFiles()) {
+      Say("the workers' log and error files are in " +
           log_dir_->AttemptDir(result.restart_count).string());
     }
+    const std::vector<FailureRecord> all_records = records;
     auto failures = LoadWorkerFailures(std::move(records));
     const std::string entrypoint = EntrypointName(WorkerCommandSpec(options_));
     std::string summary = FormatFailureSummary(entrypoint, failures);
@@ -301,7 +329,15 @@ class Agent::Impl {
       summary += "cpplaunch: log file cut short: " + cut.path.string() + " (" + cut.error + ")\n";
     }
     err_.Write(summary);
+    const WorkerFailure& root = failures[RootCauseIndex(failures)];
+    if (!root.error) {
+      const auto log = log_dir_->StderrLog(result.restart_count, root.record.local_rank);
+      if (auto note = StderrTailNote(root.record.global_rank, log, kStderrTailLines)) {
+        err_.Write(*note);
+      }
+    }
     SayLibuvHint(failures, result.restart_count);
+    SayInterpreterHint(all_records, failures, result.restart_count, interpreter);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
         WriteErrorFile(*path,
@@ -324,6 +360,34 @@ class Agent::Impl {
     if (auto hint = LibuvHint(texts, options_.worker_store)) Say(*hint);
   }
 
+  // Every worker failed at once, alike: perhaps the wrong python (a venv's, pyenv's).
+  void SayInterpreterHint(const std::vector<FailureRecord>& records,
+                          const std::vector<WorkerFailure>& failures, int restart_count,
+                          const Interpreter& interpreter) {
+    if (options_.no_python) return;
+    std::vector<std::string> texts;
+    for (const WorkerFailure& failure : failures) {
+      texts.push_back(
+          FailureText(failure, log_dir_->StderrLog(restart_count, failure.record.local_rank)));
+    }
+    const auto workers = static_cast<std::size_t>(round_.layout.local_world_size);
+    if (auto hint = InterpreterHint(records, workers, attempt_started_, texts, interpreter)) {
+      Say(*hint);
+    }
+  }
+
+  // What the workers' argv[0] is and where execvp finds it on their PATH.
+  Interpreter WorkerInterpreter() const {
+    Interpreter interpreter;
+    interpreter.program = WorkerArgv(options_, env_, 0).front();
+    const auto exec = Lookup(env_, env_names::kPythonExec);
+    interpreter.from_python_exec = !options_.no_python && exec && !exec->empty();
+    const auto path = Lookup(env_, "PATH");
+    interpreter.resolved =
+        FindExecutable(interpreter.program, path ? path->c_str() : nullptr).found.value_or("");
+    return interpreter;
+  }
+
   // One line on the agent's stderr, in order with the workers' tee'd lines.
   void Say(const std::string& line) { err_.Write("cpplaunch: " + line + "\n"); }
 
@@ -344,6 +408,7 @@ class Agent::Impl {
   int Refuse(const std::string& problem, ExitCode code) {
     Say("error: " + problem);
     exit_code_ = code;
+    if (log_dir_) log_dir_->CleanUpAtExit();  // Prepare may have made it
     auto deadline = std::chrono::steady_clock::now() + kFinalFlush;
     out_.Flush(deadline, [] {});
     err_.Flush(deadline, [] {});
@@ -391,6 +456,8 @@ class Agent::Impl {
   void Exit(ExitCode code) {
     state_ = AgentState::kDone;
     exit_code_ = code;
+    // A job without logs or error files leaves no empty torchelastic_XXXXXXXX behind.
+    if (log_dir_) log_dir_->CleanUpAtExit();
     linger_timer_.cancel();
     signals_.reset();
     if (store_) store_->Stop();
@@ -417,9 +484,11 @@ class Agent::Impl {
   std::unique_ptr<TappedWorkerGroup> tapped_group_;
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<SignalWatch> signals_;
-  std::unique_ptr<WorkerOutput> output_;         // this attempt's
-  Round round_;                                  // this attempt's
-  std::vector<LogWriteError> log_write_errors_;  // this attempt's
+  std::unique_ptr<WorkerOutput> output_;                   // this attempt's
+  Round round_;                                            // this attempt's
+  int signals_this_attempt_ = 0;                           // agent signals while this attempt ran
+  std::chrono::system_clock::time_point attempt_started_;  // this attempt's
+  std::vector<LogWriteError> log_write_errors_;            // this attempt's
   ExitCode exit_code_ = ExitCode::kFailure;
   std::string host_;
 };

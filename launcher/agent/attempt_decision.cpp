@@ -1,5 +1,6 @@
 #include "launcher/agent/attempt_decision.h"
 
+#include "launcher/agent/teardown_report.h"
 #include "launcher/process/worker_exit.h"
 
 namespace cpplaunch {
@@ -16,10 +17,22 @@ AttemptDecision NextAttempt(bool consumes_restart, FailureReportKind report, std
 }
 
 // Exit 1 and no failure summary, as torchrun: its SignalException ends the agent with a
-// traceback, not with the workers' failure box.
-AttemptDecision StoppedBySignal(int signo) {
-  return Exit(ExitCode::kFailure, FailureReportKind::kNone,
-              "workers stopped after " + SignalName(signo) + "; exiting with code 1");
+// traceback, not with the workers' failure box. The line says how they really stopped: some may
+// have needed SIGKILL (after the grace, or at a second signal).
+AttemptDecision StoppedBySignal(int signo, const AttemptResult& result) {
+  std::string how = "workers stopped after " + SignalName(signo);
+  if (std::string killed = SigkilledRanks(result); !killed.empty()) {
+    how += result.killed_on_second_signal ? ", then SIGKILL at the second signal (local ranks "
+                                          : ", then SIGKILL after --shutdown-timeout (local ranks ";
+    how += killed + ")";
+  }
+  return Exit(ExitCode::kFailure, FailureReportKind::kNone, how + "; exiting with code 1");
+}
+
+// " after 2 restarts", or "" before any restart: the end says how much was tried.
+std::string AfterRestarts(int restart_count) {
+  if (restart_count <= 0) return "";
+  return " after " + std::to_string(restart_count) + " restart" + (restart_count == 1 ? "" : "s");
 }
 
 bool LocalFailure(const AttemptResult& result) {
@@ -44,16 +57,21 @@ AttemptDecision AfterLocalAttempt(const AttemptResult& result, int interrupted_b
                              std::to_string(max_restarts) + ")");
     case AttemptOutcome::kFailed:
     case AttemptOutcome::kStopped:
-      return Exit(ExitCode::kFailure, FailureReportKind::kFinal);
+      return Exit(ExitCode::kFailure, FailureReportKind::kFinal,
+                  result.restart_count > 0
+                      ? "worker group failed" + AfterRestarts(result.restart_count) +
+                            " (--max-restarts=" + std::to_string(max_restarts) +
+                            "); exiting with code 1"
+                      : "");
     case AttemptOutcome::kSignaled:
       break;
   }
-  return StoppedBySignal(result.signal);
+  return StoppedBySignal(result.signal, result);
 }
 
 EarlyDecision BeforeRoundEnd(const AttemptResult& result, int interrupted_by) {
   if (interrupted_by == 0 && result.outcome != AttemptOutcome::kSignaled) return {};
-  return {true, StoppedBySignal(interrupted_by != 0 ? interrupted_by : result.signal)};
+  return {true, StoppedBySignal(interrupted_by != 0 ? interrupted_by : result.signal, result)};
 }
 
 AttemptDecision AfterRoundEnd(const AttemptResult& result, const RoundEnd& end, int restart_count,
@@ -79,7 +97,8 @@ AttemptDecision AfterRoundEnd(const AttemptResult& result, const RoundEnd& end, 
             "); restarting on every host (restart " + std::to_string(restart_count + 1) + " of " +
             std::to_string(max_restarts) + ")");
   }
-  return Exit(ExitCode::kFailure, report, "job failed; root cause: " + end.Describe());
+  return Exit(ExitCode::kFailure, report,
+              "job failed" + AfterRestarts(restart_count) + "; root cause: " + end.Describe());
 }
 
 AttemptDecision AfterExitBarrier(FinishOutcome outcome, std::chrono::milliseconds barrier_timeout) {

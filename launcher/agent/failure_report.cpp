@@ -4,6 +4,9 @@
 #include <ctime>
 #include <tuple>
 #include <utility>
+#include <vector>
+
+#include "base/text.h"
 
 namespace cpplaunch {
 namespace {
@@ -73,6 +76,14 @@ std::string FormatFailure(std::size_t index, const WorkerFailure& failure) {
   return text;
 }
 
+// "rank 2 (pid 4243) SIGTERM": one teardown victim, for the shared line.
+std::string VictimText(const FailureRecord& record) {
+  std::string text =
+      "rank " + std::to_string(record.global_rank) + " (pid " + std::to_string(record.pid) + ")";
+  if (record.exit.signaled()) return text + " " + SignalNameOrNA(record.exit.signal());
+  return text + " exitcode " + std::to_string(record.exit.torch_code());
+}
+
 // Widest line, counted in code points as Python's len() does (UTF-8 continuation bytes skipped).
 std::size_t WidestLine(std::string_view text) {
   std::size_t widest = 0;
@@ -133,7 +144,13 @@ std::string FormatFailureSummary(std::string_view entrypoint,
   std::size_t width = WidestLine(title);
   std::string root_text;
   std::string others;
+  std::vector<std::string> victims;
   for (std::size_t i = 0; i < sorted.size(); ++i) {
+    // The workers the teardown stopped share one line: seven lines each said nothing new.
+    if (i != root && sorted[i].record.killed_by_teardown) {
+      victims.push_back(VictimText(sorted[i].record));
+      continue;
+    }
     std::string entry = FormatFailure(i, sorted[i]);
     width = std::max(width, WidestLine(entry));
     if (i == root) {
@@ -141,6 +158,10 @@ std::string FormatFailureSummary(std::string_view entrypoint,
     } else {
       others += (others.empty() ? "" : "\n") + entry;
     }
+  }
+  if (!victims.empty()) {
+    others += (others.empty() ? "" : "\n") +
+              std::string("[stopped by cpplaunch after the root cause]: ") + Join(victims, ", ");
   }
   if (others.empty()) others = "  <NO_OTHER_FAILURES>";
   width = std::min(width, kMaxRuleWidth);

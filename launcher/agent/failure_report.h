@@ -55,13 +55,7 @@ std::size_t RootCauseIndex(const std::vector<WorkerFailure>& failures);
 //   train.py FAILED
 //   ------------------------------------------------------------
 //   Failures:
-//   [1]:
-//     time      : 2024-05-01_12:00:03
-//     host      : node1.example.com
-//     rank      : 1 (local_rank: 1)
-//     exitcode  : -15 (pid: 4243) SIGTERM [stopped by cpplaunch after the root cause]
-//     error_file: <N/A>
-//     traceback : Signal 15 (SIGTERM) received by PID 4243
+//   [stopped by cpplaunch after the root cause]: rank 1 (pid 4243) SIGTERM, rank 2 (pid ...
 //   ------------------------------------------------------------
 //   Root Cause (first observed failure):
 //   [0]:
@@ -70,9 +64,11 @@ std::size_t RootCauseIndex(const std::vector<WorkerFailure>& failures);
 //     traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
 //   ============================================================
 //
-// Rules are min(widest line, 60) wide (widths in code points); time is local time, to the
-// second; a traceback from the error file is indented by two spaces on continuation lines;
-// without one, torchrun's made-up messages are used. Requires a non-empty vector.
+// Workers the teardown stopped (not the root cause) share that one line; other failures get
+// torchrun's seven-line entry. Rules are min(widest entry line, 60) wide (widths in code points);
+// time is local time, to the second; a traceback from the error file is indented by two spaces on
+// continuation lines; without one, torchrun's made-up messages are used. Requires a non-empty
+// vector.
 std::string FormatFailureSummary(std::string_view entrypoint,
                                  const std::vector<WorkerFailure>& failures);
 

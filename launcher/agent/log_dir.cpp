@@ -36,10 +36,18 @@ fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
 }  // namespace
 
 LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs::path& temp_root) {
-  if (base == kDisabled) return LogDir(fs::path());
+  if (base == kDisabled) {
+    try {
+      return LogDir({}, {}, MakeUniqueDir(temp_root, "cpplaunch_errors_"));
+    } catch (const std::system_error&) {
+      return LogDir({}, {}, {});  // no writable temp directory: no error files, as torchrun
+    }
+  }
   fs::path root;
+  fs::path temp_base;
   if (base.empty()) {
     root = MakeUniqueDir(temp_root, "torchelastic_");
+    temp_base = root;
   } else {
     root = base;
     if (fs::exists(root) && !fs::is_directory(root)) {
@@ -47,7 +55,24 @@ LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs
     }
     fs::create_directories(root);
   }
-  return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"));
+  return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"), temp_base, {});
+}
+
+bool LogDir::HoldsFiles() const {
+  if (!enabled()) return false;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(run_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) return true;
+  }
+  return false;
+}
+
+void LogDir::CleanUpAtExit() const {
+  std::error_code ec;
+  if (!error_dir_.empty()) fs::remove_all(error_dir_, ec);
+  if (!enabled() || temp_base_.empty() || HoldsFiles()) return;
+  fs::remove_all(run_dir_, ec);
+  fs::remove(temp_base_, ec);  // only if empty: fs::remove does not recurse
 }
 
 fs::path LogDir::TempRoot() {
@@ -60,13 +85,17 @@ fs::path LogDir::TempRoot() {
 }
 
 void LogDir::PrepareAttempt(int restart_count, int local_world_size) const {
-  if (!enabled()) return;
-  const fs::path attempt = AttemptDir(restart_count);
+  if (!enabled() && error_dir_.empty()) return;
+  const fs::path attempt = enabled() ? AttemptDir(restart_count) : ErrorAttemptDir(restart_count);
   fs::remove_all(attempt);
   fs::create_directory(attempt);
   for (int local_rank = 0; local_rank < local_world_size; ++local_rank) {
-    fs::create_directory(RankDir(restart_count, local_rank));
+    fs::create_directory(attempt / std::to_string(local_rank));
   }
+}
+
+fs::path LogDir::ErrorAttemptDir(int restart_count) const {
+  return error_dir_ / ("attempt_" + std::to_string(restart_count));
 }
 
 fs::path LogDir::AttemptDir(int restart_count) const {
@@ -90,7 +119,10 @@ fs::path LogDir::StderrLog(int restart_count, int local_rank) const {
 }
 
 fs::path LogDir::ErrorFile(int restart_count, int local_rank) const {
-  if (!enabled()) return {};
+  if (!enabled()) {
+    if (error_dir_.empty()) return {};
+    return ErrorAttemptDir(restart_count) / std::to_string(local_rank) / "error.json";
+  }
   return RankDir(restart_count, local_rank) / "error.json";
 }
 

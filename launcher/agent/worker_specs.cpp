@@ -53,6 +53,11 @@ WorkerStreams Streams(const LaunchOptions& options, const EnvMap& agent_env,
   streams.stderr_route =
       ResolveStreamRoute(options.redirects.stderr_for(lr) || options.tee.stderr_for(lr),
                          options.tee.stderr_for(lr), shown, files);
+  // A hidden rank's stderr goes to its file rather than to /dev/null, even without -r/-t: a
+  // failure's traceback must survive --local-ranks-filter (the summary shows its last lines).
+  if (!shown && files && streams.stderr_route == StreamRoute::kDiscard) {
+    streams.stderr_route = StreamRoute::kFile;
+  }
   streams.stdout_log = log_dir.StdoutLog(restart_count, lr);
   streams.stderr_log = log_dir.StderrLog(restart_count, lr);
   return streams;

@@ -79,6 +79,9 @@ std::string HelpText() {
       "  training_script_args            passed to the script unchanged, except that\n"
       "                                  $local_rank and ${local_rank} are replaced\n"
       "                                  and $$ becomes $\n\n"
+      "The workers run PYTHON_EXEC from the environment, else the python3 found on\n"
+      "PATH (a venv's or pyenv's python3 when that comes first); a failure summary\n"
+      "names the interpreter that ran them. --no-python runs the script itself.\n\n"
       "options:\n";
   for (const OptionSpec& spec : OptionTable()) text += OptionEntry(spec);
   text +=

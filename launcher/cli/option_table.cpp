@@ -32,7 +32,7 @@ constexpr std::array kTable = {
     OptionSpec{O::kMaxRestarts, "--max-restarts", "--max_restarts", "", K::kInt, "", true, "0",
                "restarts after a failure before giving up"},
     OptionSpec{O::kMonitorInterval, "--monitor-interval", "--monitor_interval", "", K::kFloat, "",
-               true, "0.1", "seconds between checks of the workers' state"},
+               true, "0.1", "accepted; nothing polls (exits are events)"},
     OptionSpec{O::kStartMethod, "--start-method", "--start_method", "", K::kString,
                "spawn,fork,forkserver", true, "spawn", "accepted; no effect on script launches"},
     OptionSpec{O::kEventLogHandler, "--event-log-handler", "--event_log_handler", "", K::kString,
@@ -66,7 +66,7 @@ constexpr std::array kTable = {
     OptionSpec{O::kMasterPort, "--master-port", "--master_port", "", K::kInt, "", true, "29500",
                "store port on the rank-0 node; 0 = free port"},
     OptionSpec{O::kLocalAddr, "--local-addr", "--local_addr", "", K::kString, "", true,
-               "this host's FQDN", "address this node advertises"},
+               "the address that reaches the store", "address this node advertises"},
     // torchrun declares the next two without its env action, so no PET_ variable sets them.
     OptionSpec{O::kLogsSpecs, "--logs-specs", "--logs_specs", "", K::kString, "", false,
                "default layout", "Python plugin; only default (others refused)"},

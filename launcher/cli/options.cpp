@@ -8,6 +8,7 @@
 #include "launcher/cli/engine_options.h"
 #include "launcher/cli/gpu_count.h"
 #include "launcher/cli/help_text.h"
+#include "launcher/cli/option_suggestion.h"
 #include "launcher/cli/option_value.h"
 #include "launcher/cli/parse_failure.h"
 #include "launcher/cli/pet_env.h"
@@ -42,6 +43,30 @@ RawValues ReadEnvironment(const EnvMap& env) {
     if (spec.kind == ValueKind::kFlag) value.text = FlagFromEnvironment(spec, value.text);
   }
   return raw;
+}
+
+// argparse's message, and the nearest option for the first word that looks like a typo.
+std::string Unrecognized(const std::vector<std::string>& words) {
+  std::string message = "unrecognized arguments: " + Join(words, " ");
+  for (const std::string& word : words) {
+    if (auto near = SuggestOption(word)) return message + " (did you mean " + *near + "?)";
+  }
+  return message;
+}
+
+// An error about a value that came from a PET_* variable names the variable: the user never
+// typed the option. The option is recognized by any of its spellings in the message.
+void NameTheVariable(ParseFailure& failure, const RawValues& raw) {
+  for (const auto& [id, value] : raw) {
+    if (value.source != OptionSource::kEnvironment) continue;
+    const OptionSpec& spec = SpecFor(id);
+    const std::string_view dest = spec.alias.empty() ? spec.name : spec.alias.substr(2);
+    for (std::string_view name : {spec.name, spec.alias, dest}) {
+      if (name.empty() || failure.message.find(name) == std::string::npos) continue;
+      failure.message += " (from the environment: " + EnvNameFor(spec) + "=" + value.text + ")";
+      return;
+    }
+  }
 }
 
 // Environment values go through the option's type (exit 2) but not its choices.
@@ -89,14 +114,23 @@ void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostPr
     result.message = HelpText();
     return;
   }
-  CheckEnvironmentTypes(raw);
+  try {
+    CheckEnvironmentTypes(raw);
+  } catch (ParseFailure& failure) {
+    NameTheVariable(failure, raw);
+    throw;
+  }
   if (!split.script) {
     UsageError("the following arguments are required: training_script, training_script_args");
   }
-  if (!split.unrecognized.empty())
-    UsageError("unrecognized arguments: " + Join(split.unrecognized, " "));
+  if (!split.unrecognized.empty()) UsageError(Unrecognized(split.unrecognized));
   const Engine engine = ApplyEngine(raw, env, result.notes);
-  result.options = ResolveOptions(raw, env, host, result.warnings);
+  try {
+    result.options = ResolveOptions(raw, env, host, result.warnings);
+  } catch (ParseFailure& failure) {
+    NameTheVariable(failure, raw);
+    throw;
+  }
   result.options.engine = EngineName(engine);
   result.options.training_script = std::move(*split.script);
   result.options.training_script_args = std::move(split.script_args);

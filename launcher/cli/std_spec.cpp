@@ -36,7 +36,10 @@ std::optional<StdSpec> StdSpec::Parse(std::string_view text, std::string* error)
     spec.is_map_ = true;
     return spec;
   }
-  *error = std::string(text) + R"( does not match: <^[0-3]$> or <^(\d:[0123],)*(\d:[0123])$>)";
+  // torchrun shows its two regular expressions here; the words say the same.
+  *error = "'" + std::string(text) +
+           "' does not match: give one of 0-3 for every local rank (0 none, 1 stdout, 2 stderr, "
+           "3 both), or local_rank:value pairs such as 0:3,1:2";
   return std::nullopt;
 }
 

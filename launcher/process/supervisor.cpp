@@ -51,8 +51,14 @@ void Supervisor::Run(std::vector<ProcessSpec> specs, int restart_count, DoneCall
 
 bool Supervisor::OnSignal(int signo) {
   if (!running()) return false;
-  // The first signal names the attempt's end; a second one (Ctrl-C again) is only forwarded.
-  if (result_.signal == 0) result_.signal = signo;
+  // The first signal names the attempt's end; a second one (Ctrl-C again) means "now".
+  if (result_.signal != 0) {
+    result_.killed_on_second_signal = true;
+    sent_signals_.insert(SIGKILL);
+    group_.Signal(SIGKILL);
+    return true;
+  }
+  result_.signal = signo;
   BeginTeardown(Cause::kSignal, signo);
   return true;
 }
@@ -111,6 +117,9 @@ void Supervisor::BeginTeardown(Cause cause, int signo) {
     return;
   }
   stopping_ = true;
+  if (cause == Cause::kFailure && config_.on_failure_teardown && result_.root_failure) {
+    config_.on_failure_teardown(result_.exits[*result_.root_failure].event, group_.running());
+  }
   group_.StopAll(signo, config_.shutdown_timeout,
                  [this](const StopResult& stop) { OnStopped(stop); });
 }

@@ -5,7 +5,8 @@
 //     `stop_signal` (SIGTERM) to every process group, SIGKILL after `shutdown_timeout`;
 //   * a signal received by the agent is forwarded to every worker's process group and followed
 //     by the same teardown (that signal, then SIGKILL); the attempt ends as kSignaled, which the
-//     agent turns into exit code 1 as torchrun does; it never restarts;
+//     agent turns into exit code 1 as torchrun does; it never restarts. A second signal (Ctrl-C
+//     again) SIGKILLs every worker at once instead of waiting out the grace;
 //   * a signal the agent only passes on (--forward-signals) reaches every worker's process
 //     group and changes nothing else;
 //   * every worker exiting 0 is success (leftover grandchildren are still swept);
@@ -48,6 +49,10 @@ struct SupervisorConfig {
   // waiting are recorded as failures or successes as usual; a signal or RequestStop() starts
   // the teardown at once. Empty: the teardown begins at once.
   std::function<void(std::function<void()> proceed)> before_failure_teardown;
+  // Called once when the teardown after a failure begins, with the root failure and how many
+  // workers are still running (those that get `stop_signal` now and SIGKILL after the grace), so
+  // the user hears at once what failed rather than after the grace. Empty: not called.
+  std::function<void(const WorkerExitEvent& root, std::size_t still_running)> on_failure_teardown;
 };
 
 enum class ExitRole { kSucceeded, kFailed, kStopped };
@@ -72,6 +77,7 @@ struct AttemptResult {
   std::optional<std::size_t> root_failure;  // index into `exits` of the earliest kFailed exit
   int signal = 0;                           // kSignaled: the signal the agent received
   std::vector<WorkerExitEvent> unreaped;    // workers that survived SIGKILL (D state), abandoned
+  bool killed_on_second_signal = false;     // a second agent signal SIGKILLed the workers
 };
 
 const char* OutcomeName(AttemptOutcome outcome);  // "succeeded", "restart", ...
@@ -93,8 +99,8 @@ class Supervisor {
   void Run(std::vector<ProcessSpec> specs, int restart_count, DoneCallback done);
 
   // The agent received `signo`: forward it to every worker, then tear down (signo, grace,
-  // SIGKILL). A second signal is forwarded again. Returns false (and does nothing) when no
-  // attempt is running, so the agent can handle the signal itself (e.g. during rendezvous).
+  // SIGKILL). A second signal SIGKILLs every worker now. Returns false (and does nothing) when
+  // no attempt is running, so the agent can handle the signal itself (e.g. during rendezvous).
   bool OnSignal(int signo);
 
   // The agent received a --forward-signals signal (a preemption notice): send it to every

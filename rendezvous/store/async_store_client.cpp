@@ -16,6 +16,7 @@
 #include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/owner_table.h"
+#include "rendezvous/store/peer_answer.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/wire_format.h"
 
@@ -28,6 +29,8 @@ namespace {
 
 constexpr auto kFirstRetryPause = std::chrono::milliseconds(50);
 constexpr auto kLongestRetryPause = std::chrono::milliseconds(1000);
+// Enough of a peer's first answer to name it in one line.
+constexpr std::size_t kHeardBytes = 200;
 // A timeout this long means "no timeout": the wait ends when the key appears or on Close().
 constexpr auto kForever = std::chrono::hours(24 * 365);
 
@@ -81,6 +84,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   Options options;
   std::string peer;
   std::string input;  // bytes received and not yet decoded
+  std::string heard;  // the first bytes received on this connection (what answered a connect)
   std::array<char, 4096> read_buffer{};
   ReplyDecoder decoder;
   bool busy = false;
@@ -180,6 +184,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
                                                  asio::redirect_error(asio::use_awaitable, ec));
       if (ec) Fail(what, ec);
       input.append(read_buffer.data(), n);
+      if (heard.size() < kHeardBytes) heard.append(read_buffer.data(), std::min(n, kHeardBytes));
     }
   }
 
@@ -265,8 +270,10 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     Reply verdict = co_await ReadReply(ReplyShape::kU8, 0, what);
     if (verdict.u8 != kAgentAccepted) {
       CloseWith("the store refused this agent");
-      throw StoreError("the store at " + peer +
-                       " refused this agent: wrong or missing secret (see docs/security.md)");
+      throw StoreHandshakeFailed("the store at " + peer +
+                                     " refused this agent: wrong or missing secret (see " +
+                                     "docs/security.md)",
+                                 "", true);
     }
     Reply echo = co_await ReadReply(ReplyShape::kU32, 0, what);
     Disarm();
@@ -348,12 +355,22 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
         if (reason.empty()) {
           // Open before the handshake, so that its failure is recorded as the closed reason.
           impl->open = true;
-          if (impl->options.agent) {
-            co_await impl->AgentHandshake();
-          } else {
-            co_await impl->Handshake();
+          impl->heard.clear();
+          try {
+            if (impl->options.agent) {
+              co_await impl->AgentHandshake();
+            } else {
+              co_await impl->Handshake();
+            }
+            co_return;
+          } catch (const StoreHandshakeFailed&) {
+            throw;
+          } catch (const StoreTimeout&) {
+            throw;  // silence is not an answer: a slow store, or a service that waits for more
+          } catch (const StoreError& error) {
+            // With what answered, so that the caller can tell another service from a store.
+            throw StoreHandshakeFailed(error.what(), QuoteAnswer(impl->heard));
           }
-          co_return;
         }
         last_error = reason;
       }

@@ -35,6 +35,23 @@ class StoreNameUnresolved : public StoreError {
   std::string resolver_error_;
 };
 
+// A connect whose TCP connection succeeded but whose store handshake did not: the peer is not a
+// store (another service on the port) or a store that refuses this client. answer() is what the
+// peer sent before the handshake failed, quoted for one line ("" when it closed the connection
+// without a byte); a peer that answered anything is plainly not a store. refused(): a cpplaunch
+// store that checked this agent's secret and said no (the message says so; retrying cannot help).
+class StoreHandshakeFailed : public StoreError {
+ public:
+  StoreHandshakeFailed(const std::string& message, std::string answer, bool refused = false)
+      : StoreError(message), answer_(std::move(answer)), refused_(refused) {}
+  const std::string& answer() const { return answer_; }
+  bool refused() const { return refused_; }
+
+ private:
+  std::string answer_;
+  bool refused_;
+};
+
 // Not thread-safe: one caller at a time (as PyTorch's clients hold a mutex per store).
 // Every call blocks until the server answers or the store's timeout expires.
 class Store {

@@ -117,8 +117,10 @@ class ExitCodes(unittest.TestCase):
         self.assertIn("--nproc_per_node", r.stdout)
 
     def test_program_that_does_not_exist(self):
+        # Refused before any worker starts (issue 13): one line, usage exit code.
         r = launch("--no-python", "/nonexistent/trainer")
-        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("/nonexistent/trainer", r.stderr)
         self.assertIn("No such file", r.stderr)
 

@@ -1,9 +1,13 @@
 #include "rendezvous/store_steps.h"
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -269,6 +273,91 @@ TEST_CASE("ConnectWithProgress: a name that resolves but refuses is not a name p
   CHECK_THROWS_AS(outcome->get(), RendezvousError);
   CHECK(outcome->message().find("did not resolve") == std::string::npos);
   CHECK(outcome->message().find("gave up after") != std::string::npos);
+}
+
+// A loopback peer that is not a store: reads the handshake, writes `answer` (maybe nothing) and
+// hangs up, on every connection. Returns the message ConnectWithProgress ended with.
+struct NotAStoreRun {
+  std::string message;
+  std::vector<std::string> progress;
+  int connections = 0;
+  int port = 0;
+  Clock::duration elapsed{};
+};
+
+NotAStoreRun ConnectToNotAStore(const std::string& answer) {
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io,
+                                   asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  NotAStoreRun run;
+  std::function<void()> serve = [&] {
+    acceptor.async_accept([&](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+      if (ec) return;
+      ++run.connections;
+      auto peer = std::make_shared<asio::ip::tcp::socket>(std::move(socket));
+      auto buffer = std::make_shared<std::array<char, 64>>();
+      peer->async_read_some(asio::buffer(*buffer), [peer, buffer, &answer](auto, std::size_t) {
+        boost::system::error_code ignored;
+        asio::write(*peer, asio::buffer(answer), ignored);
+        peer->close(ignored);
+      });
+      serve();
+    });
+  };
+  serve();
+  AsyncStoreClient client(io.get_executor(), AsyncStoreClient::Options::Agent(5s, "secret"));
+  const int port = acceptor.local_endpoint().port();
+  run.port = port;
+  const auto started = Clock::now();
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
+    co_await ConnectWithProgress(client, "127.0.0.1", port, "node rank 1 (test)",
+                                 Clock::now() + 30s, 1000ms,
+                                 [&](const std::string& line) { run.progress.push_back(line); });
+  });
+  RunUntil(
+      io, [&] { return outcome->done; }, 20000ms);
+  REQUIRE(outcome->done);
+  run.elapsed = Clock::now() - started;
+  CHECK_THROWS_AS(outcome->get(), RendezvousError);
+  run.message = outcome->message();
+  return run;
+}
+
+TEST_CASE("ConnectWithProgress: a text answer names the service at once",
+          "[rendezvous][store_steps]") {
+  NotAStoreRun run = ConnectToNotAStore("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+  INFO(run.message);
+  CHECK(run.message == "rendezvous failed on node rank 1 (test): the service at 127.0.0.1:" +
+                           std::to_string(run.port) +
+                           " is not a store: it answered \"HTTP/1.1 400 Bad Request\" (is that "
+                           "port another service's? check --master-port or the --rdzv-endpoint "
+                           "port)");
+  CHECK(run.connections == 1);
+  CHECK(run.progress.empty());
+  CHECK(run.elapsed < 2s);
+}
+
+TEST_CASE("ConnectWithProgress: binary bytes keep the client's own reason and show the bytes",
+          "[rendezvous][store_steps]") {
+  // A length-prefixed value of 2 bytes (little endian) where the agent handshake wants a nonce.
+  NotAStoreRun run =
+      ConnectToNotAStore(std::string("\x02\x00\x00\x00\x00\x00\x00\x00\x01\x02", 10));
+  INFO(run.message);
+  CHECK(run.message.find("answered the agent handshake wrongly") != std::string::npos);
+  CHECK(run.message.ends_with("(it answered 10 bytes: 02 00 00 00 00 00 00 00 01 02)"));
+  CHECK(run.connections == 1);
+}
+
+TEST_CASE("ConnectWithProgress: a peer that hangs up backs off, then is given up on",
+          "[rendezvous][store_steps]") {
+  NotAStoreRun run = ConnectToNotAStore("");
+  INFO(run.message);
+  CHECK(run.message.find("accepted the connection and closed it without answering the store "
+                         "handshake, 10 times in a row") != std::string::npos);
+  CHECK(run.connections == 10);
+  // The pauses (50 ms doubling to 1 s) add up to about 4.5 s; progress at most once a second.
+  CHECK(run.elapsed > 3s);
+  CHECK(run.progress.size() <= 6);
 }
 
 }  // namespace

@@ -51,8 +51,13 @@ TEST_CASE("Single host: a final failure or stop exits 1 with the full report",
     CHECK(d.next == NextStep::kExit);
     CHECK(d.exit_code == ExitCode::kFailure);
     CHECK(d.report == FailureReportKind::kFinal);
-    CHECK(d.message.empty());
+    CHECK(d.message ==
+          "worker group failed after 3 restarts (--max-restarts=3); exiting with code 1");
   }
+  // Without a restart there is nothing to count.
+  CHECK(AfterLocalAttempt(Outcome(AttemptOutcome::kFailed, 0), 0, 0).message.empty());
+  CHECK(AfterLocalAttempt(Outcome(AttemptOutcome::kFailed, 1), 0, 1).message ==
+        "worker group failed after 1 restart (--max-restarts=1); exiting with code 1");
 }
 
 TEST_CASE("Single host: a forwarded signal exits 1 naming it", "[agent][decision]") {
@@ -62,6 +67,21 @@ TEST_CASE("Single host: a forwarded signal exits 1 naming it", "[agent][decision
   CHECK(d.message == "workers stopped after SIGTERM; exiting with code 1");
   // A later signal does not change which one stopped the workers.
   CHECK(AfterLocalAttempt(Outcome(AttemptOutcome::kSignaled, 0, SIGTERM), SIGINT, 3) == d);
+}
+
+TEST_CASE("Single host: the end line says which workers needed SIGKILL", "[agent][decision]") {
+  AttemptResult result = Outcome(AttemptOutcome::kSignaled, 0, SIGINT);
+  result.exits.push_back(
+      {WorkerExitEvent{0, 100, WorkerExit::Signaled(SIGINT), {}}, ExitRole::kStopped});
+  result.exits.push_back(
+      {WorkerExitEvent{1, 101, WorkerExit::Signaled(SIGKILL), {}}, ExitRole::kStopped});
+  CHECK(AfterLocalAttempt(result, 0, 3).message ==
+        "workers stopped after SIGINT, then SIGKILL after --shutdown-timeout (local ranks 1); "
+        "exiting with code 1");
+  result.killed_on_second_signal = true;
+  CHECK(AfterLocalAttempt(result, 0, 3).message ==
+        "workers stopped after SIGINT, then SIGKILL at the second signal (local ranks 1); "
+        "exiting with code 1");
 }
 
 TEST_CASE("Single host: a signal between attempts ends the job quietly, never restarting",
@@ -120,7 +140,8 @@ TEST_CASE("Multi-host: no restart left, a lost store or a config error fails the
   CHECK(spent.next == NextStep::kExit);
   CHECK(spent.exit_code == ExitCode::kFailure);
   CHECK(spent.report == FailureReportKind::kFinal);
-  CHECK(spent.message == "job failed; root cause: " + End(RoundEndKind::kWorkerFailure).Describe());
+  CHECK(spent.message ==
+        "job failed after 2 restarts; root cause: " + End(RoundEndKind::kWorkerFailure).Describe());
   for (RoundEndKind kind : {RoundEndKind::kStoreLost, RoundEndKind::kConfigError}) {
     AttemptDecision d = AfterRoundEnd(Outcome(AttemptOutcome::kStopped), End(kind), 0, 5);
     CHECK(d.next == NextStep::kExit);

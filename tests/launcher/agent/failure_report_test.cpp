@@ -1,5 +1,6 @@
 #include "launcher/agent/failure_report.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdlib>
@@ -120,34 +121,42 @@ TEST_CASE("Failure summary picks the earliest own failure as root cause, never a
   const std::string text = FormatFailureSummary("train.py", {victim, late, early_by_file});
   const std::string eq(60, '=');
   const std::string dash(60, '-');
-  CHECK(text ==
-        kHeader + eq + "\ntrain.py FAILED\n" + dash +
-            "\nFailures:\n"
-            "[0]:\n"
-            "  time      : 2024-05-01_12:00:05\n"
-            "  host      : node1.example.com\n"
-            "  rank      : 0 (local_rank: 0)\n"
-            "  exitcode  : 1 (pid: 100)\n"
-            "  error_file: <N/A>\n"
-            "  traceback : To enable traceback see: "
-            "https://pytorch.org/docs/stable/elastic/errors.html\n"
-            "[2]:\n"
-            "  time      : 2024-05-01_12:00:01\n"
-            "  host      : node1.example.com\n"
-            "  rank      : 2 (local_rank: 2)\n"
-            "  exitcode  : -15 (pid: 102) SIGTERM [stopped by cpplaunch after the root cause]\n"
-            "  error_file: <N/A>\n"
-            "  traceback : Signal 15 (SIGTERM) received by PID 102\n" +
-            dash +
-            "\nRoot Cause (first observed failure):\n"
-            "[1]:\n"
-            "  time      : 2024-05-01_12:00:02\n"
-            "  host      : node1.example.com\n"
-            "  rank      : 1 (local_rank: 1)\n"
-            "  exitcode  : 1 (pid: 101)\n"
-            "  error_file: /tmp/x/attempt_0/1/error.json\n"
-            "  traceback : boom\n" +
-            eq + "\n");
+  CHECK(text == kHeader + eq + "\ntrain.py FAILED\n" + dash +
+                    "\nFailures:\n"
+                    "[0]:\n"
+                    "  time      : 2024-05-01_12:00:05\n"
+                    "  host      : node1.example.com\n"
+                    "  rank      : 0 (local_rank: 0)\n"
+                    "  exitcode  : 1 (pid: 100)\n"
+                    "  error_file: <N/A>\n"
+                    "  traceback : To enable traceback see: "
+                    "https://pytorch.org/docs/stable/elastic/errors.html\n"
+                    "[stopped by cpplaunch after the root cause]: rank 2 (pid 102) SIGTERM\n" +
+                    dash +
+                    "\nRoot Cause (first observed failure):\n"
+                    "[1]:\n"
+                    "  time      : 2024-05-01_12:00:02\n"
+                    "  host      : node1.example.com\n"
+                    "  rank      : 1 (local_rank: 1)\n"
+                    "  exitcode  : 1 (pid: 101)\n"
+                    "  error_file: /tmp/x/attempt_0/1/error.json\n"
+                    "  traceback : boom\n" +
+                    eq + "\n");
+}
+
+TEST_CASE("Failure summary puts every teardown victim on one line", "[launcher][failure_report]") {
+  UseUtc();
+  std::vector<WorkerFailure> f = {Failure(0, WorkerExit::Exited(3), At(kNoon), 100)};
+  for (int rank = 1; rank < 4; ++rank) {
+    f.push_back(Failure(rank, WorkerExit::Signaled(rank == 3 ? SIGKILL : SIGTERM), At(kNoon + 1),
+                        100 + rank, true));
+  }
+  const std::string text = FormatFailureSummary("train.py", f);
+  CHECK(text.find("Failures:\n[stopped by cpplaunch after the root cause]: rank 1 (pid 101) "
+                  "SIGTERM, rank 2 (pid 102) SIGTERM, rank 3 (pid 103) SIGKILL\n---") !=
+        std::string::npos);
+  // Four workers: 16 lines where the seven-line entries made 37.
+  CHECK(std::count(text.begin(), text.end(), '\n') == 16);
 }
 
 TEST_CASE("RootCauseIndex uses sub-second detection times and breaks ties by rank",

@@ -78,14 +78,56 @@ TEST_CASE("LogDir recreates an attempt directory that already exists", "[launche
   CHECK_FALSE(fs::exists(dir.RankDir(1, 1)));
 }
 
-TEST_CASE("LogDir /dev/null disables every file and gives empty paths", "[launcher][log_dir]") {
-  LogDir dir = LogDir::Create("/dev/null", "r");
+TEST_CASE("LogDir /dev/null disables the logs but keeps error files in a private directory",
+          "[launcher][log_dir]") {
+  ScratchDir scratch;
+  LogDir dir = LogDir::Create("/dev/null", "r", scratch.path());
   CHECK_FALSE(dir.enabled());
   CHECK(dir.run_dir().empty());
-  dir.PrepareAttempt(0, 2);  // no-op
-  CHECK(dir.ErrorFile(0, 0).empty());
+  dir.PrepareAttempt(0, 2);
   CHECK(dir.StdoutLog(0, 1).empty());
-  CHECK(dir.ErrorFile(0, 1).string() == "");
+  CHECK(dir.StderrLog(0, 1).empty());
+  CHECK(dir.AttemptDir(0).empty());
+  // The error file, so that an @record traceback reaches the failure summary.
+  const fs::path error = dir.ErrorFile(0, 1);
+  REQUIRE_FALSE(error.empty());
+  CHECK(error.parent_path().parent_path().parent_path().filename().string().rfind(
+            "cpplaunch_errors_", 0) == 0);
+  CHECK(fs::is_directory(error.parent_path()));
+  std::ofstream(error) << "{}";
+  CHECK_FALSE(dir.HoldsFiles());  // no log directory to name
+  dir.CleanUpAtExit();
+  CHECK(fs::is_empty(scratch.path()));
+}
+
+TEST_CASE("LogDir /dev/null without a writable temp root has no error files, as torchrun",
+          "[launcher][log_dir]") {
+  LogDir dir = LogDir::Create("/dev/null", "r", "/nonexistent/tmp");
+  dir.PrepareAttempt(0, 1);
+  CHECK(dir.ErrorFile(0, 0).empty());
+}
+
+TEST_CASE("LogDir removes its empty temporary directory at the end, never a file or --log-dir",
+          "[launcher][log_dir]") {
+  ScratchDir scratch;
+  LogDir temp = LogDir::Create("", "r", scratch.path());
+  temp.PrepareAttempt(0, 2);
+  CHECK_FALSE(temp.HoldsFiles());
+  temp.CleanUpAtExit();
+  CHECK(fs::is_empty(scratch.path()));  // torchelastic_XXXXXXXX is gone too
+
+  LogDir kept = LogDir::Create("", "r", scratch.path());
+  kept.PrepareAttempt(0, 2);
+  std::ofstream(kept.ErrorFile(0, 1)) << "{}";
+  CHECK(kept.HoldsFiles());
+  kept.CleanUpAtExit();
+  CHECK(fs::exists(kept.ErrorFile(0, 1)));
+
+  const fs::path given = scratch.path() / "given";
+  LogDir user = LogDir::Create(given.string(), "r");
+  user.PrepareAttempt(0, 1);
+  user.CleanUpAtExit();
+  CHECK(fs::is_directory(user.RankDir(0, 0)));
 }
 
 TEST_CASE("LogDir refuses a base that is a file", "[launcher][log_dir]") {

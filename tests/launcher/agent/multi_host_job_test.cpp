@@ -94,7 +94,7 @@ TEST_CASE("MultiHostJob: a worker failure ends the round; restarts are counted j
   CHECK(HasEnv(run.started[0][0], "TORCHELASTIC_RESTART_COUNT=0"));
   CHECK(HasEnv(run.started[1][0], "TORCHELASTIC_RESTART_COUNT=1"));
   CHECK(Says(run, "restarting on every host (restart 1 of 1)"));
-  CHECK(Says(run, "cpplaunch: job failed; root cause: "));
+  CHECK(Says(run, "cpplaunch: job failed after 1 restart; root cause: "));
   CHECK(Says(run, "failed (exitcode: 5) local_rank: 1"));
   CHECK(Says(run, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:"));
   CHECK(run.stops.at(0).signo == SIGTERM);
@@ -116,7 +116,8 @@ TEST_CASE("MultiHostJob: a later local exit never replaces the failure being pub
   CHECK(run.code == 1);
   REQUIRE(run.starts == 2);
   CHECK(Says(run, "failed (root cause: worker rank 1 (local rank 1) on "));
-  CHECK(Says(run, "cpplaunch: job failed; root cause: worker rank 1 (local rank 1) on "));
+  CHECK(Says(
+      run, "cpplaunch: job failed after 1 restart; root cause: worker rank 1 (local rank 1) on "));
   CHECK_FALSE(Says(run, "failed: killed by SIGTERM"));
 }
 

@@ -48,10 +48,12 @@ TEST_CASE("Worker specs: argv and environment per rank", "[agent][worker_specs]"
   CHECK(Has(second.env, "MASTER_PORT=29511"));
   CHECK(Has(second.env, "TORCHELASTIC_RESTART_COUNT=1"));
   CHECK(Has(second.env, "TORCHELASTIC_RUN_ID=run7"));
-  // --log-dir /dev/null: no files anywhere, and an empty error file path.
-  CHECK(Has(second.env, "TORCHELASTIC_ERROR_FILE="));
+  // --log-dir /dev/null: no log files, the error file in the private directory.
+  CHECK(Has(second.env, "TORCHELASTIC_ERROR_FILE=" + logs.ErrorFile(1, 1).string()));
+  CHECK_FALSE(logs.ErrorFile(1, 1).empty());
   CHECK(second.streams.stdout_route == StreamRoute::kInherit);
   CHECK(second.streams.stdout_log.empty());
+  logs.CleanUpAtExit();
 }
 
 TEST_CASE("Worker specs: --worker-store says which store the workers use",
@@ -67,6 +69,7 @@ TEST_CASE("Worker specs: --worker-store says which store the workers use",
   REQUIRE(rank0);
   CHECK(Has((*rank0)[0].env, "TORCHELASTIC_USE_AGENT_STORE=False"));
   CHECK(Has((*rank0)[0].env, "MASTER_PORT=29511"));  // the round's, as given
+  logs.CleanUpAtExit();
 }
 
 TEST_CASE("Worker specs: --run-path runs the script through the runpy bootstrap",
@@ -102,6 +105,23 @@ TEST_CASE("Worker specs: tee, filters and log files", "[agent][worker_specs]") {
   std::filesystem::remove_all(logs.run_dir());
 }
 
+TEST_CASE("Worker specs: a hidden rank keeps its stderr in its file without -r/-t",
+          "[agent][worker_specs]") {
+  const LaunchOptions options =
+      Options({"--nproc-per-node=2", "--local-ranks-filter=0", "--no-python", "/bin/true"});
+  const LogDir logs = TempLogDir();
+  std::string error;
+  auto specs = BuildWorkerSpecs(options, EnvMap{}, Layout(0, 1, 2), kFacts, logs, &error);
+  REQUIRE(specs);
+  const WorkerStreams& shown = (*specs)[0].streams;
+  const WorkerStreams& hidden = (*specs)[1].streams;
+  CHECK(shown.stderr_route == StreamRoute::kInherit);
+  CHECK(hidden.stdout_route == StreamRoute::kDiscard);  // as torchrun: no file asked for
+  CHECK(hidden.stderr_route == StreamRoute::kFile);     // the traceback survives
+  CHECK(hidden.stderr_log == logs.StderrLog(1, 1));
+  std::filesystem::remove_all(logs.run_dir());
+}
+
 TEST_CASE("Worker specs: --virtual-local-rank with too few visible devices fails",
           "[agent][worker_specs]") {
   const LaunchOptions options =
@@ -112,6 +132,7 @@ TEST_CASE("Worker specs: --virtual-local-rank with too few visible devices fails
                                 kFacts, logs, &error);
   CHECK(!specs);
   CHECK(!error.empty());
+  logs.CleanUpAtExit();
 }
 
 }  // namespace

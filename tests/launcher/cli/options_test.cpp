@@ -243,6 +243,8 @@ TEST_CASE("usage errors: missing script, unknown options, flags with values") {
   CHECK(UsageError({"--nproc-per-node", "2"}).starts_with("the following arguments"));
   CHECK(UsageError({"--bogus", "s"}) == "unrecognized arguments: --bogus");
   CHECK(UsageError({"--bogus=1", "-x", "s"}) == "unrecognized arguments: --bogus=1 -x");
+  CHECK(UsageError({"--nprocs-per-node=2", "s"}) ==
+        "unrecognized arguments: --nprocs-per-node=2 (did you mean --nproc-per-node?)");
   CHECK(UsageError({"--standalone=1", "s"}) ==
         "argument --standalone: ignored explicit argument '1'");
   CHECK(UsageError({"--standalone=", "s"}) ==
@@ -285,8 +287,8 @@ TEST_CASE("value errors torchrun reports with exit 1") {
   CHECK(ValueError({"--local-ranks-filter", "0,x", "s"}) ==
         "--local_ranks_filter must be a comma-separated list of integers e.g. "
         "--local_ranks_filter=0,1,2");
-  CHECK(ValueError({"-r", "4", "s"}).starts_with("-r/--redirects: 4 does not match"));
-  CHECK(ValueError({"-t", "10:1", "s"}).starts_with("-t/--tee: 10:1 does not match"));
+  CHECK(ValueError({"-r", "4", "s"}).starts_with("-r/--redirects: '4' does not match"));
+  CHECK(ValueError({"-t", "10:1", "s"}).starts_with("-t/--tee: '10:1' does not match"));
   CHECK(ValueError({"--rdzv-backend", "zookeeper", "s"}).find("'zookeeper'") != std::string::npos);
   CHECK(ValueError({"--master-port", "70000", "s"}).starts_with("--master-port 70000"));
   CHECK(ValueError({"--node-rank", "-1", "s"}).starts_with("--node-rank must be"));
@@ -367,11 +369,19 @@ TEST_CASE("PET_* variables supply defaults; the command line wins") {
 }
 
 TEST_CASE("PET_* values get the option's type check but not its choices") {
+  // The message names the variable: the user never typed the option.
   CHECK(UsageError({"s"}, {{"PET_MAX_RESTARTS", "many"}}) ==
-        "argument --max-restarts/--max_restarts: invalid int value: 'many'");
+        "argument --max-restarts/--max_restarts: invalid int value: 'many' (from the "
+        "environment: PET_MAX_RESTARTS=many)");
   CHECK(Ok({"--max-restarts", "1", "s"}, {{"PET_MAX_RESTARTS", "many"}}).max_restarts == 1);
   CHECK(Ok({"s"}, {{"PET_START_METHOD", "thread"}}).start_method == "thread");
-  CHECK(ValueError({"s"}, {{"PET_NNODES", "3:2"}}) == "--nnodes 3:2: need 0 < MIN <= MAX");
+  CHECK(ValueError({"s"}, {{"PET_NNODES", "3:2"}}) ==
+        "--nnodes 3:2: need 0 < MIN <= MAX (from the environment: PET_NNODES=3:2)");
+  CHECK(ValueError({"s"}, {{"PET_SHUTDOWN_TIMEOUT", "-5"}}) ==
+        "shutdown_timeout must be non-negative, got -5 (from the environment: "
+        "PET_SHUTDOWN_TIMEOUT=-5)");
+  CHECK(ValueError({"-t", "1", "s"}, {{"PET_REDIRECTS", "9"}})
+            .ends_with("(from the environment: PET_REDIRECTS=9)"));
 }
 
 TEST_CASE("flags from PET_* parse as integers; anything else fails even with -h") {
@@ -466,7 +476,8 @@ TEST_CASE("an empty --master-addr is a one-line usage error, from argv or PET_MA
       "--master-addr is empty; give the address of the node-rank-0 host (default 127.0.0.1)";
   CHECK(UsageError({"--master-addr=", "s"}) == expected);
   CHECK(UsageError({"--master-addr", "  ", "s"}) == expected);
-  CHECK(UsageError({"s"}, {{"PET_MASTER_ADDR", ""}}) == expected);
+  CHECK(UsageError({"s"}, {{"PET_MASTER_ADDR", ""}}) ==
+        expected + " (from the environment: PET_MASTER_ADDR=)");
   CHECK(Ok({"s"}, {{"PET_MASTER_ADDR", "10.0.0.1"}}).master_addr == "10.0.0.1");
 }
 
@@ -528,10 +539,10 @@ TEST_CASE("the last occurrence of an option wins, in either spelling") {
 }
 
 TEST_CASE("short option values after '=' or glued, including ones that start with a dash") {
-  CHECK(ValueError({"-r=-m", "s"}).starts_with("-r/--redirects: -m does not match"));
-  CHECK(ValueError({"-r-m", "s"}).starts_with("-r/--redirects: -m does not match"));
-  CHECK(
-      ValueError({"-mr=3", "s"}).starts_with("-r/--redirects: =3 does not match"));  // as argparse
+  CHECK(ValueError({"-r=-m", "s"}).starts_with("-r/--redirects: '-m' does not match"));
+  CHECK(ValueError({"-r-m", "s"}).starts_with("-r/--redirects: '-m' does not match"));
+  CHECK(ValueError({"-mr=3", "s"})
+            .starts_with("-r/--redirects: '=3' does not match"));  // as argparse
 }
 
 TEST_CASE("warnings given before a value error are kept") {
@@ -552,7 +563,8 @@ TEST_CASE("worker store: agent by default, rank0 from the command line or PET_WO
         "argument --worker-store/--worker_store: invalid choice: 'rank1' (choose from 'agent', "
         "'rank0')");
   CHECK(ValueError({"s"}, {{"PET_WORKER_STORE", "master"}}) ==
-        "--worker-store master: need agent or rank0");
+        "--worker-store master: need agent or rank0 (from the environment: "
+        "PET_WORKER_STORE=master)");
 }
 
 }  // namespace

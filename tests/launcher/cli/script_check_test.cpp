@@ -1,5 +1,6 @@
 #include "launcher/cli/script_check.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -36,25 +37,50 @@ TEST_CASE("a compiled program without --no-python is named, with the fix") {
       std::string("\x7f"
                   "ELF\x02\x01\x01",
                   7));
-  auto problem = ScriptProblem(Options({elf.path}));
+  auto problem = ScriptProblem(Options({elf.path}), "/usr/bin:/bin");
   REQUIRE(problem);
   CHECK(*problem == elf.path +
                         " is a compiled program, not a Python script: add --no-python to run "
                         "it directly");
 }
 
-TEST_CASE("no problem: a Python script, --no-python, -m, a short or missing file") {
+constexpr const char* kPath = "/usr/bin:/bin";
+
+TEST_CASE("no problem: a Python script, an executable with --no-python, -m, a short file") {
   TempFile script("print('hi')\n");
-  CHECK_FALSE(ScriptProblem(Options({script.path})));
+  CHECK_FALSE(ScriptProblem(Options({script.path}), kPath));
   TempFile elf(
       std::string("\x7f"
                   "ELF\x02",
                   5));
-  CHECK_FALSE(ScriptProblem(Options({"--no-python", elf.path})));
-  CHECK_FALSE(ScriptProblem(Options({"-m", elf.path})));
+  ::chmod(elf.path.c_str(), 0700);
+  CHECK_FALSE(ScriptProblem(Options({"--no-python", elf.path}), kPath));
+  CHECK_FALSE(ScriptProblem(Options({"--no-python", "true"}), kPath));  // found on PATH
+  CHECK_FALSE(ScriptProblem(Options({"-m", "no_such_module"}), kPath));
   TempFile short_file("\x7f");
-  CHECK_FALSE(ScriptProblem(Options({short_file.path})));
-  CHECK_FALSE(ScriptProblem(Options({"/nonexistent/train.py"})));
+  CHECK_FALSE(ScriptProblem(Options({short_file.path}), kPath));
+}
+
+TEST_CASE("a missing script is named before any worker starts") {
+  auto problem = ScriptProblem(Options({"/nonexistent/train.py"}), kPath);
+  REQUIRE(problem);
+  CHECK(problem->find("the training script /nonexistent/train.py does not exist") == 0);
+}
+
+TEST_CASE("with --no-python, a program that is missing, not on PATH, or not executable") {
+  auto missing = ScriptProblem(Options({"--no-python", "/nonexistent/trainer"}), kPath);
+  REQUIRE(missing);
+  CHECK(missing->find("cannot run /nonexistent/trainer: No such file") == 0);
+  auto not_on_path = ScriptProblem(Options({"--no-python", "no-such-trainer-xyz"}), kPath);
+  REQUIRE(not_on_path);
+  CHECK(not_on_path->find("no such program on PATH") != std::string::npos);
+  TempFile plain("#!/bin/sh\n");
+  ::chmod(plain.path.c_str(), 0600);
+  auto not_executable = ScriptProblem(Options({"--no-python", plain.path}), kPath);
+  REQUIRE(not_executable);
+  CHECK(*not_executable == "cannot run " + plain.path + ": " + plain.path +
+                               " is not executable (chmod +x it, or drop --no-python to run it "
+                               "with python)");
 }
 
 }  // namespace

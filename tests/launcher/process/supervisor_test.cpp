@@ -107,9 +107,6 @@ TEST_CASE("Supervisor forwards an agent signal, tears down and never restarts",
   CHECK(f.supervisor.OnSignal(SIGINT));
   REQUIRE(f.group.stops.size() == 1);
   CHECK(f.group.stops[0].signo == SIGINT);  // the received signal itself is forwarded
-  CHECK(f.supervisor.OnSignal(SIGTERM));    // a second signal is forwarded again
-  CHECK(f.group.signals == std::vector<int>{SIGTERM});
-  CHECK(f.group.stops.size() == 1);
   f.group.Exit(0, WorkerExit::Signaled(SIGINT));
   f.group.Exit(1, WorkerExit::Exited(0));  // checkpointed and left
   f.group.Exit(2, WorkerExit::Signaled(SIGKILL));
@@ -117,9 +114,50 @@ TEST_CASE("Supervisor forwards an agent signal, tears down and never restarts",
   REQUIRE(f.result);
   CHECK(f.result->outcome == AttemptOutcome::kSignaled);
   CHECK(f.result->signal == SIGINT);
+  CHECK_FALSE(f.result->killed_on_second_signal);
   CHECK(!f.result->root_failure);  // dying of the forwarded signal is not a failure
   CHECK(f.ExitOf(0).role == ExitRole::kStopped);
   CHECK(f.ExitOf(2).role == ExitRole::kStopped);
+}
+
+TEST_CASE("Supervisor SIGKILLs every worker at a second agent signal", "[launcher][supervisor]") {
+  Fixture f;
+  f.Run(2);
+  CHECK(f.supervisor.OnSignal(SIGINT));
+  CHECK(f.group.signals.empty());
+  CHECK(f.supervisor.OnSignal(SIGINT));  // Ctrl-C again: no more grace
+  CHECK(f.group.signals == std::vector<int>{SIGKILL});
+  CHECK(f.group.stops.size() == 1);
+  f.group.Exit(0, WorkerExit::Signaled(SIGKILL));
+  f.group.Exit(1, WorkerExit::Signaled(SIGKILL));
+  f.group.FinishStop();
+  REQUIRE(f.result);
+  CHECK(f.result->outcome == AttemptOutcome::kSignaled);
+  CHECK(f.result->signal == SIGINT);  // the first signal names the end
+  CHECK(f.result->killed_on_second_signal);
+  CHECK(f.ExitOf(0).role == ExitRole::kStopped);
+  CHECK(!f.result->root_failure);
+}
+
+TEST_CASE("Supervisor tells at once which failure starts the teardown", "[launcher][supervisor]") {
+  FakeWorkerGroup group;
+  std::vector<std::pair<int, std::size_t>> told;
+  SupervisorConfig config{1500ms, 0, SIGTERM};
+  config.on_failure_teardown = [&](const WorkerExitEvent& root, std::size_t running) {
+    told.emplace_back(root.id, running);
+  };
+  Supervisor supervisor(group, config);
+  std::optional<AttemptResult> result;
+  supervisor.Run(Specs(4), 0, [&](const AttemptResult& r) { result = r; });
+  group.Exit(2, WorkerExit::Exited(3), 10);
+  REQUIRE(told.size() == 1);  // before any victim has exited
+  CHECK(told[0] == std::pair<int, std::size_t>{2, 3});
+  group.Exit(0, WorkerExit::Exited(1), 11);  // a failure during the teardown: no second notice
+  group.Exit(1, WorkerExit::Signaled(SIGTERM), 12);
+  group.Exit(3, WorkerExit::Signaled(SIGKILL), 13);
+  group.FinishStop();
+  REQUIRE(result);
+  CHECK(told.size() == 1);
 }
 
 TEST_CASE("Supervisor passes a forwarded signal on and the attempt goes on",
