@@ -28,6 +28,10 @@ inline constexpr std::string_view kRunId = "TORCHELASTIC_RUN_ID";
 inline constexpr std::string_view kUseAgentStore = "TORCHELASTIC_USE_AGENT_STORE";
 inline constexpr std::string_view kErrorFile = "TORCHELASTIC_ERROR_FILE";
 inline constexpr std::string_view kSignalsToHandle = "TORCHELASTIC_SIGNALS_TO_HANDLE";
+// The file-timer watchdog: "1" in the agent's environment turns it on; the FIFO's path (the
+// user's, else the agent's choice) reaches the workers in the second.
+inline constexpr std::string_view kEnableFileTimer = "TORCHELASTIC_ENABLE_FILE_TIMER";
+inline constexpr std::string_view kTimerFile = "TORCHELASTIC_TIMER_FILE";
 
 // NCCL async error handling: 1.13 reads the first name, torch >= 2.2 the second.
 inline constexpr std::string_view kNcclAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";

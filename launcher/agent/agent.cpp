@@ -13,8 +13,10 @@
 #include "base/executable_search.h"
 #include "base/exit_code.h"
 #include "launcher/agent/attempt_failures.h"
+#include "launcher/agent/elastic_event.h"
 #include "launcher/agent/error_file.h"
 #include "launcher/agent/failure_report.h"
+#include "launcher/agent/file_timer_server.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/agent/interpreter_hint.h"
 #include "launcher/agent/job.h"
@@ -85,6 +87,7 @@ class Agent::Impl {
 
   // The whole story; the steps below run in this order, attempt after attempt.
   int Run() {
+    started_at_ = std::chrono::steady_clock::now();
     if (auto problem = UnsupportedOption(options_)) return Refuse(*problem, ExitCode::kUsage);
     // Before any worker starts and before any restart is spent: every attempt would fail alike.
     const auto path = Lookup(env_, "PATH");
@@ -127,8 +130,11 @@ class Agent::Impl {
     group_ = parts_.make_worker_group(io_);
     // The job sees each exit before the supervisor does: a local failure reaches the other
     // hosts at once, not after the local teardown.
-    tapped_group_ = std::make_unique<TappedWorkerGroup>(
-        *group_, [this](const WorkerExitEvent& event) { job_->OnWorkerExit(event); });
+    tapped_group_ =
+        std::make_unique<TappedWorkerGroup>(*group_, [this](const WorkerExitEvent& event) {
+          if (watchdog_) watchdog_->OnWorkerExit(event.id, event.pid);
+          job_->OnWorkerExit(event);
+        });
     supervisor_ = std::make_unique<Supervisor>(
         *tapped_group_,
         SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
@@ -158,6 +164,28 @@ class Agent::Impl {
       // inherit it from there.
       env_[std::string(env_names::kOmpNumThreads)] = "1";
     }
+    StartWatchdog();
+  }
+
+  // torchrun's file-timer watchdog, when TORCHELASTIC_ENABLE_FILE_TIMER=1: the FIFO's path
+  // goes into the agent's environment, so every attempt's workers inherit it.
+  void StartWatchdog() {
+    if (Lookup(env_, env_names::kEnableFileTimer).value_or("") != "1") return;
+    auto path = Lookup(env_, env_names::kTimerFile);
+    watchdog_ = std::make_unique<FileTimerServer>(
+        io_, path ? std::filesystem::path(*path) : FileTimerServer::DefaultPath(LogDir::TempRoot()),
+        [this](const std::string& line) { Say(line); },
+        [this](const WatchdogKill& kill) {
+          RecordEvent(WatchdogEvent(EventFacts(), "timer expired", &kill.expiry));
+          if (kill.delivered)
+            RecordEvent(WatchdogEvent(EventFacts(), "kill worker process", &kill.expiry));
+          Say("watchdog: pid " + std::to_string(kill.expiry.pid) + " ran past its timer '" +
+              kill.expiry.scope_id + "'; " +
+              (kill.delivered ? "sent it " + SignalName(kill.expiry.signal)
+                              : "already gone, " + SignalName(kill.expiry.signal) + " not sent"));
+        });
+    env_[std::string(env_names::kTimerFile)] = watchdog_->path().string();
+    Info("watchdog listening on " + watchdog_->path().string());
   }
 
   std::unique_ptr<Job> MakeJob() {
@@ -180,6 +208,7 @@ class Agent::Impl {
     job_->Rendezvous([this](const Round& round) { Launch(round); },
                      [this](const std::string& line) {
                        if (!line.empty()) Say(line);
+                       agent_error_ = line;
                        End(ExitCode::kFailure);
                      });
   }
@@ -190,6 +219,11 @@ class Agent::Impl {
     try {
       log_dir_->PrepareAttempt(round.restart_count, layout.local_world_size);
       output_ = std::make_unique<WorkerOutput>(io_, out_, err_);
+      if (watchdog_) {
+        watchdog_->NewAttempt();
+        RecordEvent(WatchdogEvent(EventFacts(), "watchdog started", nullptr));
+      }
+      DuplicateFilteredLines(round.restart_count);
       std::string error;
       const AttemptFacts facts{job_->run_id(), round.master_addr, round.master_port,
                                round.restart_count};
@@ -209,6 +243,17 @@ class Agent::Impl {
     } catch (const std::exception& e) {
       Fail(std::string("cannot start the workers: ") + e.what());
     }
+  }
+
+  // --duplicate-stdout-filters / --duplicate-stderr-filters: torchrun's filtered_stdout.log and
+  // filtered_stderr.log in the attempt's directory (none when files are disabled).
+  void DuplicateFilteredLines(int restart_count) {
+    if (!log_dir_->enabled()) return;
+    const std::filesystem::path dir = log_dir_->AttemptDir(restart_count);
+    output_->DuplicateMatchingLines(false, options_.duplicate_stdout_filters,
+                                    dir / "filtered_stdout.log");
+    output_->DuplicateMatchingLines(true, options_.duplicate_stderr_filters,
+                                    dir / "filtered_stderr.log");
   }
 
   // The specs as processes: each worker's stdout and stderr opened by this attempt's output.
@@ -231,6 +276,7 @@ class Agent::Impl {
     if (!Ending()) state_ = AgentState::kConcluding;
     const int stop_signal = result.signal != 0 ? result.signal : SIGTERM;
     if (auto line = SigkillLine(result, stop_signal, options_.shutdown_timeout)) Say(*line);
+    if (watchdog_) RecordEvent(WatchdogEvent(EventFacts(), "watchdog stopped", nullptr));
     for (const WorkerExitEvent& stuck : result.unreaped)
       Say("worker local rank " + std::to_string(stuck.id) + " (pid " + std::to_string(stuck.pid) +
           ") did not die after SIGKILL (uninterruptible sleep?); abandoning it");
@@ -265,6 +311,7 @@ class Agent::Impl {
 
   void OnSignal(int signo) {
     if (IsForwarded(signo)) return PassOn(signo);
+    agent_error_ = "received " + SignalName(signo);
     job_->OnSignal(signo);
     switch (state_) {
       case AgentState::kRunning:
@@ -328,6 +375,7 @@ class Agent::Impl {
     for (const LogWriteError& cut : log_write_errors_) {
       summary += "cpplaunch: log file cut short: " + cut.path.string() + " (" + cut.error + ")\n";
     }
+    if (watchdog_) summary += FormatWatchdogKills(watchdog_->kills(), round_.layout.base_rank);
     err_.Write(summary);
     const WorkerFailure& root = failures[RootCauseIndex(failures)];
     if (!root.error) {
@@ -388,6 +436,29 @@ class Agent::Impl {
     return interpreter;
   }
 
+  // --event-log-handler=console: torchrun's StreamHandler prints each event's JSON on stderr.
+  // null and dynamic_rendezvous (a NullHandler in torch too) print nothing.
+  void RecordEvent(const std::string& json) {
+    if (options_.event_log_handler == "console") err_.Write(json + "\n");
+  }
+
+  EventContext EventFacts() {
+    const std::string program = WorkerArgv(options_, env_, 0).front();
+    return EventContext{
+        .run_id = job_->run_id(),
+        .group_rank = round_.layout.group_rank,
+        .group_world_size = round_.layout.group_world_size,
+        .entry_point = program.substr(program.rfind('/') + 1),
+        .role = options_.role,
+        .hostname = Host(),
+        .total_run_time = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::steady_clock::now() - started_at_)
+                              .count(),
+        .rdzv_backend = options_.standalone ? "c10d" : options_.rdzv_backend,
+        .agent_restarts = round_.restart_count,
+    };
+  }
+
   // One line on the agent's stderr, in order with the workers' tee'd lines.
   void Say(const std::string& line) { err_.Write("cpplaunch: " + line + "\n"); }
 
@@ -420,6 +491,7 @@ class Agent::Impl {
   // A failure of the agent itself (not of a worker): stop whatever runs and exit 1.
   void Fail(const std::string& message) {
     Say("error: " + message);
+    agent_error_ = message;
     job_->OnAgentFailure(message);
     state_ = AgentState::kConcluding;
     if (group_->running() > 0) {
@@ -455,11 +527,16 @@ class Agent::Impl {
 
   void Exit(ExitCode code) {
     state_ = AgentState::kDone;
+    // As newest torchrun's launcher records it: SUCCEEDED when the agent's run came to its
+    // end (whatever the workers did), FAILED when a signal or an error of its own ended it.
+    RecordEvent(
+        AgentStatusEvent(EventFacts(), agent_error_ ? "FAILED" : "SUCCEEDED", agent_error_));
     exit_code_ = code;
     // A job without logs or error files leaves no empty torchelastic_XXXXXXXX behind.
     if (log_dir_) log_dir_->CleanUpAtExit();
     linger_timer_.cancel();
     signals_.reset();
+    watchdog_.reset();
     if (store_) store_->Stop();
     auto deadline = std::chrono::steady_clock::now() + kFinalFlush;
     out_.Flush(deadline, [] {});
@@ -485,12 +562,15 @@ class Agent::Impl {
   std::unique_ptr<Supervisor> supervisor_;
   std::unique_ptr<SignalWatch> signals_;
   std::unique_ptr<WorkerOutput> output_;                   // this attempt's
+  std::unique_ptr<FileTimerServer> watchdog_;              // TORCHELASTIC_ENABLE_FILE_TIMER=1 only
   Round round_;                                            // this attempt's
   int signals_this_attempt_ = 0;                           // agent signals while this attempt ran
   std::chrono::system_clock::time_point attempt_started_;  // this attempt's
   std::vector<LogWriteError> log_write_errors_;            // this attempt's
   ExitCode exit_code_ = ExitCode::kFailure;
   std::string host_;
+  std::chrono::steady_clock::time_point started_at_;
+  std::optional<std::string> agent_error_;  // what ended the agent itself, for its event
 };
 
 Agent::Agent(LaunchOptions options, EnvMap environment, JobSentinel* sentinel)

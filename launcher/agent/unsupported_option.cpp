@@ -12,12 +12,10 @@ std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
   if (o.numa_binding)
     return "--numa-binding is not supported: cpplaunch does not bind workers to NUMA nodes "
            "(remove the option, or wrap the worker in numactl)";
-  if (o.event_log_handler != "null")
+  if (o.event_log_handler != "null" && o.event_log_handler != "console" &&
+      o.event_log_handler != "dynamic_rendezvous")
     return "--event-log-handler=" + o.event_log_handler +
-           " is not supported: cpplaunch emits no torchelastic events (use the default, null)";
-  if (!o.duplicate_stdout_filters.empty() || !o.duplicate_stderr_filters.empty())
-    return "--duplicate-stdout-filters/--duplicate-stderr-filters are not supported yet "
-           "(remove them; grep the per-rank logs written with --redirects/--tee instead)";
+           " is not one of torchrun's event handlers (null, console, dynamic_rendezvous)";
   if (o.rdzv_backend == "etcd" || o.rdzv_backend == "etcd-v2")
     return "--rdzv-backend=" + o.rdzv_backend +
            " is not supported: cpplaunch agents rendezvous through their own store "

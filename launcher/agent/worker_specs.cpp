@@ -68,6 +68,12 @@ WorkerStreams Streams(const LaunchOptions& options, const EnvMap& agent_env,
 CommandSpec WorkerCommandSpec(const LaunchOptions& options) {
   CommandSpec spec{options.training_script, options.training_script_args, options.module,
                    options.no_python};
+  // torch.distributed.launch (1.x) puts it first among the script's arguments, as a macro
+  // that the $local_rank substitution fills in.
+  if (options.legacy_launch && !options.use_env) {
+    spec.training_script_args.insert(spec.training_script_args.begin(),
+                                     "--local_rank=${local_rank}");
+  }
   if (options.run_path) {
     spec.module = false;
     spec.no_python = false;

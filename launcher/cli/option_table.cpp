@@ -36,7 +36,7 @@ constexpr std::array kTable = {
     OptionSpec{O::kStartMethod, "--start-method", "--start_method", "", K::kString,
                "spawn,fork,forkserver", true, "spawn", "accepted; no effect on script launches"},
     OptionSpec{O::kEventLogHandler, "--event-log-handler", "--event_log_handler", "", K::kString,
-               "", true, "null", "event handler; only null (others refused)"},
+               "", true, "null", "events: null, console (JSON on stderr)"},
     OptionSpec{O::kRole, "--role", "", "", K::kString, "", true, "default",
                "role of the workers (ROLE_NAME, prefix)"},
     OptionSpec{O::kModule, "--module", "", "-m", K::kFlag, "", true, "off",
@@ -55,10 +55,10 @@ constexpr std::array kTable = {
                "", true, "", "local ranks shown on the console: 0,1,..."},
     OptionSpec{O::kDuplicateStdoutFilters, "--duplicate-stdout-filters",
                "--duplicate_stdout_filters", "", K::kString, "", true, "none",
-               "not supported yet (refused)"},
+               "matching tee'd lines to filtered_stdout.log"},
     OptionSpec{O::kDuplicateStderrFilters, "--duplicate-stderr-filters",
                "--duplicate_stderr_filters", "", K::kString, "", true, "none",
-               "not supported yet (refused)"},
+               "matching tee'd lines to filtered_stderr.log"},
     OptionSpec{O::kNodeRank, "--node-rank", "--node_rank", "", K::kInt, "", true, "0",
                "rank of this node (static rendezvous)"},
     OptionSpec{O::kMasterAddr, "--master-addr", "--master_addr", "", K::kString, "", true,
@@ -89,6 +89,12 @@ constexpr std::array kTable = {
     // cpplaunch's own: rank0 lets PyTorch builds without libuv (Debian's 2.6) run DDP.
     OptionSpec{O::kWorkerStore, "--worker-store", "--worker_store", "", K::kString, "agent,rank0",
                true, "agent", "workers' store: the agent's, or rank 0's"},
+    // cpplaunch's own: behave as `python -m torch.distributed.launch` (1.x), whose extra
+    // option --use-env/--use_env follows (declared there without the env action).
+    OptionSpec{O::kLegacyLaunch, "--legacy-launch", "--legacy_launch", "", K::kFlag, "", true,
+               "off", "as torch.distributed.launch: --local_rank=N"},
+    OptionSpec{O::kUseEnv, "--use-env", "--use_env", "", K::kFlag, "", false, "off",
+               "with --legacy-launch: no --local_rank"},
 };
 
 }  // namespace

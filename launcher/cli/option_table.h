@@ -45,6 +45,8 @@ enum class OptionId {
   kVirtualLocalRank,
   kEngine,
   kWorkerStore,
+  kLegacyLaunch,  // cpplaunch's own: python -m torch.distributed.launch
+  kUseEnv,        // torch.distributed.launch's
   kHelp,
 };
 

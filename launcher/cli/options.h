@@ -83,6 +83,10 @@ struct LaunchOptions {
   bool virtual_local_rank = false;
   std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
   WorkerStore worker_store = WorkerStore::kAgent;
+  // --legacy-launch: each worker's script gets --local_rank=N first, as the 1.x
+  // torch.distributed.launch module passes it, unless --use-env is given.
+  bool legacy_launch = false;
+  bool use_env = false;  // accepted alone too: torchrun's behaviour, no argument added
 
   std::string training_script;
   std::vector<std::string> training_script_args;

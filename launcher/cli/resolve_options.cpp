@@ -251,6 +251,11 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   o.module = FlagOf(raw, OptionId::kModule);
   o.no_python = FlagOf(raw, OptionId::kNoPython);
   o.run_path = FlagOf(raw, OptionId::kRunPath);
+  o.legacy_launch = FlagOf(raw, OptionId::kLegacyLaunch);
+  o.use_env = FlagOf(raw, OptionId::kUseEnv);
+  if (o.legacy_launch && !o.use_env && o.no_python) {  // the module's own check
+    ValueError("When using the '--no-python' flag, you must also set the '--use-env' flag.");
+  }
   if (!o.run_path && o.module && o.no_python) {  // --run-path takes precedence in torchrun
     ValueError("Don't use both the '--no-python' flag and the '--module' flag at the same time.");
   }

@@ -43,13 +43,14 @@ class WorkerOutput::Stream {
   // The stream_descriptor adopts the pipe's read end; `file` (may be empty) is owned until
   // Finish().
   Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, std::filesystem::path path,
-         ConsoleWriter& console, std::string prefix)
+         ConsoleWriter& console, std::string prefix, FilteredLog* filtered)
       : owner_(owner),
         pipe_(owner.io_, pipe.release()),
         file_(std::move(file)),
         path_(std::move(path)),
         console_(console),
         prefixer_(std::move(prefix)),
+        filtered_(filtered),
         buffer_(new char[kReadChunk]) {}
 
   bool done() const { return done_; }
@@ -116,6 +117,7 @@ class WorkerOutput::Stream {
 
   void WriteLines() {
     if (lines_.empty()) return;
+    if (filtered_) filtered_->Write(lines_, prefixer_.prefix().size());
     console_.Write(lines_);
     lines_.clear();
   }
@@ -136,6 +138,7 @@ class WorkerOutput::Stream {
   std::filesystem::path path_;
   ConsoleWriter& console_;
   LinePrefixer prefixer_;
+  FilteredLog* filtered_;  // owned by WorkerOutput; null without duplicate filters
   std::unique_ptr<char[]> buffer_;
   std::string lines_;  // reused output buffer: no allocation per chunk in the steady state
   bool done_ = false;
@@ -159,12 +162,21 @@ WorkerOutput::~WorkerOutput() {
   alive_.reset();
 }
 
+void WorkerOutput::DuplicateMatchingLines(bool stderr_stream, std::vector<std::string> filters,
+                                          const std::filesystem::path& file) {
+  if (filters.empty()) return;
+  auto log = std::make_unique<FilteredLog>(
+      std::move(filters), file,
+      [this](const std::filesystem::path& path, int error) { OnLogWriteError(path, error); });
+  (stderr_stream ? filtered_stderr_ : filtered_stdout_) = std::move(log);
+}
+
 ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
   // Everything is built first and committed at the end, so a failure leaks nothing.
   std::vector<UniqueFd> child_ends;
   std::vector<std::unique_ptr<Stream>> new_streams;
-  auto open_one = [&](StreamRoute route, const std::filesystem::path& log,
-                      ConsoleWriter& console) -> int {
+  auto open_one = [&](StreamRoute route, const std::filesystem::path& log, ConsoleWriter& console,
+                      FilteredLog* filtered) -> int {
     switch (route) {
       case StreamRoute::kInherit:
         return -1;
@@ -177,8 +189,9 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
       case StreamRoute::kTee: {
         Pipe pipe = MakePipe();
         UniqueFd file = log.empty() ? UniqueFd() : OpenForWriting(log, true);
-        new_streams.push_back(std::make_unique<Stream>(
-            *this, std::move(pipe.read_end), std::move(file), log, console, streams.prefix));
+        new_streams.push_back(std::make_unique<Stream>(*this, std::move(pipe.read_end),
+                                                       std::move(file), log, console,
+                                                       streams.prefix, filtered));
         child_ends.push_back(std::move(pipe.write_end));
         break;
       }
@@ -186,8 +199,10 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
     return child_ends.back().get();
   };
   ChildStdio stdio;
-  stdio.stdout_fd = open_one(streams.stdout_route, streams.stdout_log, out_);
-  stdio.stderr_fd = open_one(streams.stderr_route, streams.stderr_log, err_);
+  stdio.stdout_fd =
+      open_one(streams.stdout_route, streams.stdout_log, out_, filtered_stdout_.get());
+  stdio.stderr_fd =
+      open_one(streams.stderr_route, streams.stderr_log, err_, filtered_stderr_.get());
   for (UniqueFd& fd : child_ends) child_fds_.push_back(std::move(fd));
   for (auto& stream : new_streams) streams_.push_back(std::move(stream));
   return stdio;

@@ -17,6 +17,7 @@
 
 #include "base/unique_fd.h"
 #include "launcher/output/console_writer.h"
+#include "launcher/output/filtered_log.h"
 #include "launcher/output/line_prefixer.h"
 
 namespace cpplaunch {
@@ -79,6 +80,13 @@ class WorkerOutput {
   WorkerOutput(const WorkerOutput&) = delete;
   WorkerOutput& operator=(const WorkerOutput&) = delete;
 
+  // --duplicate-stdout-filters / --duplicate-stderr-filters: the tee'd lines of that stream
+  // (`stderr_stream` false: stdout) whose text contains any of `filters` also go, prefixed as
+  // on the console, to `file`, one file for every worker of the attempt. Call before Open();
+  // empty filters change nothing. Throws std::system_error when the file cannot be created.
+  void DuplicateMatchingLines(bool stderr_stream, std::vector<std::string> filters,
+                              const std::filesystem::path& file);
+
   // Opens the log files, /dev/null and pipes one worker needs (all O_CLOEXEC) and returns the
   // fds to give its ProcessSpec. Call once per worker before spawning it. Throws
   // std::system_error (e.g. the log file cannot be created).
@@ -116,6 +124,8 @@ class WorkerOutput {
   ConsoleWriter& out_;
   ConsoleWriter& err_;
   std::vector<std::unique_ptr<Stream>> streams_;
+  std::unique_ptr<FilteredLog> filtered_stdout_;  // --duplicate-stdout-filters, or null
+  std::unique_ptr<FilteredLog> filtered_stderr_;  // --duplicate-stderr-filters, or null
   std::vector<UniqueFd> child_fds_;  // the agent's copies of child-side fds, closed by Start()
   boost::asio::steady_timer drain_timer_;
   std::function<void()> drained_;

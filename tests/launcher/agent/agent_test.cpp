@@ -123,11 +123,12 @@ TEST_CASE("Agent: a --forward-signals signal reaches the workers and the job run
 
 TEST_CASE("Agent: an unsupported option exits 2 before anything starts", "[agent]") {
   LaunchOptions options = Options({});
-  options.event_log_handler = "console";
+  options.event_log_handler = "syslog";
   Run run = RunAgent(options, [](auto&, FakeWorkerGroup&, const auto&) { FAIL("started"); });
   CHECK(run.code == 2);
   CHECK(run.starts == 0);
-  CHECK(run.err.find("cpplaunch: error: --event-log-handler=console is not supported") == 0);
+  CHECK(run.err.find("cpplaunch: error: --event-log-handler=syslog is not one of torchrun's "
+                     "event handlers (null, console, dynamic_rendezvous)") == 0);
 }
 
 TEST_CASE("Agent: a chosen busy store port exits 1 naming it", "[agent]") {

@@ -85,6 +85,24 @@ TEST_CASE("Worker specs: --run-path runs the script through the runpy bootstrap"
   CHECK(EntrypointName(WorkerCommandSpec(options)) == "train.py");
 }
 
+TEST_CASE("Worker specs: --legacy-launch passes --local_rank=N first, as the 1.x module",
+          "[agent][worker_specs]") {
+  using Argv = std::vector<std::string>;
+  CHECK(WorkerArgv(Options({"--legacy-launch", "train.py", "--epochs", "3"}), EnvMap{}, 2) ==
+        Argv{"python3", "-u", "train.py", "--local_rank=2", "--epochs", "3"});
+  CHECK(WorkerArgv(Options({"--legacy-launch", "-m", "pkg.train"}), EnvMap{}, 1) ==
+        Argv{"python3", "-u", "-m", "pkg.train", "--local_rank=1"});
+  CHECK(WorkerArgv(Options({"--legacy-launch", "--use-env", "train.py", "x"}), EnvMap{}, 1) ==
+        Argv{"python3", "-u", "train.py", "x"});
+  CHECK(WorkerArgv(Options({"train.py", "x"}), EnvMap{}, 1) ==
+        Argv{"python3", "-u", "train.py", "x"});
+  // --run-path: the script, then the flag, as torch.distributed.launch builds it.
+  const Argv run_path =
+      WorkerArgv(Options({"--legacy-launch", "--run-path", "t.py", "a"}), EnvMap{}, 3);
+  REQUIRE(run_path.size() == 7);
+  CHECK(Argv(run_path.begin() + 4, run_path.end()) == Argv{"t.py", "--local_rank=3", "a"});
+}
+
 TEST_CASE("Worker specs: tee, filters and log files", "[agent][worker_specs]") {
   const LaunchOptions options = Options(
       {"--nproc-per-node=2", "--tee=3", "--local-ranks-filter=0", "--no-python", "/bin/true"});

@@ -567,5 +567,23 @@ TEST_CASE("worker store: agent by default, rank0 from the command line or PET_WO
         "PET_WORKER_STORE=master)");
 }
 
+TEST_CASE("legacy launch: --legacy-launch and torch.distributed.launch's --use-env") {
+  const LaunchOptions plain = Ok({"train.py"});
+  CHECK_FALSE(plain.legacy_launch);
+  CHECK_FALSE(plain.use_env);
+  const LaunchOptions legacy = Ok({"--legacy-launch", "train.py", "--use-env"});
+  CHECK(legacy.legacy_launch);
+  CHECK_FALSE(legacy.use_env);  // after the script: the script's argument
+  CHECK(legacy.training_script_args == Args{"--use-env"});
+  CHECK(Ok({"--legacy_launch", "--use_env", "train.py"}).use_env);
+  CHECK(Ok({"--legacy-launch", "--use-env", "train.py"}).use_env);
+  CHECK(Ok({"train.py"}, {{"PET_LEGACY_LAUNCH", "1"}}).legacy_launch);
+  // torch.distributed.launch declares --use_env without the env action: no PET_USE_ENV.
+  CHECK_FALSE(Ok({"train.py"}, {{"PET_USE_ENV", "1"}}).use_env);
+  CHECK(ValueError({"--legacy-launch", "--no-python", "/bin/true"}) ==
+        "When using the '--no-python' flag, you must also set the '--use-env' flag.");
+  CHECK(Ok({"--legacy-launch", "--use-env", "--no-python", "/bin/true"}).no_python);
+}
+
 }  // namespace
 }  // namespace cpplaunch

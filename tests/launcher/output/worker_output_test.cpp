@@ -358,4 +358,29 @@ TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
   CHECK(out_sink.text() == "[default2]:started\n[default2]:tail\n");
 }
 
+TEST_CASE("WorkerOutput duplicates matching tee'd lines of every worker to one filtered file",
+          "[launcher][output][process][filters]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  output.DuplicateMatchingLines(false, {"loss"}, dir / "filtered_stdout.log");
+  output.DuplicateMatchingLines(true, {}, dir / "filtered_stderr.log");  // none: no file
+  const ChildStdio a = output.Open(Streams(0, StreamRoute::kTee, StreamRoute::kTee, dir));
+  const ChildStdio b = output.Open(Streams(1, StreamRoute::kTee, StreamRoute::kFile, dir));
+  RunWorkers(io, output,
+             {Sh("printf 'loss 1\\nskip\\n'; printf 'loss on stderr\\n' >&2; printf 'loss 2'"),
+              Sh("printf 'nothing\\nloss 9\\n'")},
+             {a, b});
+  const std::string filtered = ReadFile(dir / "filtered_stdout.log");
+  CHECK(filtered.find("[default0]:loss 1\n") != std::string::npos);
+  CHECK(filtered.find("[default0]:loss 2\n") != std::string::npos);  // partial last line
+  CHECK(filtered.find("[default1]:loss 9\n") != std::string::npos);
+  CHECK(filtered.size() == 3 * 18);
+  CHECK_FALSE(fs::exists(dir / "filtered_stderr.log"));
+  // The console and the rank's own log are untouched by the filter.
+  CHECK(ReadFile(dir / "0-stdout.log") == "loss 1\nskip\nloss 2");
+}
+
 }  // namespace cpplaunch

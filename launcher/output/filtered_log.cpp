@@ -1,0 +1,27 @@
+#include "launcher/output/filtered_log.h"
+
+#include <fcntl.h>
+
+#include "base/fd_io.h"
+
+namespace cpplaunch {
+
+FilteredLog::FilteredLog(std::vector<std::string> filters, std::filesystem::path path,
+                         OnError on_error)
+    : filter_(std::move(filters)), path_(std::move(path)), on_error_(std::move(on_error)) {
+  fd_.reset(::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0666));
+  if (!fd_) ThrowLastError("open " + path_.string());
+}
+
+void FilteredLog::Write(std::string_view lines, std::size_t prefix_size) {
+  if (!fd_) return;
+  selected_.clear();
+  filter_.Select(lines, prefix_size, selected_);
+  if (selected_.empty()) return;
+  const IoResult result = WriteSome(fd_.get(), selected_);
+  if (result.ok()) return;
+  fd_.reset();
+  if (on_error_) on_error_(path_, result.error);
+}
+
+}  // namespace cpplaunch
