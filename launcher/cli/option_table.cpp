@@ -95,6 +95,12 @@ constexpr std::array kTable = {
                "off", "as torch.distributed.launch: --local_rank=N"},
     OptionSpec{O::kUseEnv, "--use-env", "--use_env", "", K::kFlag, "", false, "off",
                "with --legacy-launch: no --local_rank"},
+    // cpplaunch's own: diagnosis of a job that stopped making progress (hang_watch.h).
+    OptionSpec{O::kHangTimeout, "--hang-timeout", "--hang_timeout", "", K::kFloat, "", true, "off",
+               "seconds without progress: stacks, then stop"},
+    // cpplaunch's own: what the process returns when a worker fails (job_exit_status.h).
+    OptionSpec{O::kExitCode, "--exit-code", "--exit_code", "", K::kString, "worker,torchrun", true,
+               "torchrun", "on failure: 1 (torchrun) or the worker's code"},
 };
 
 }  // namespace

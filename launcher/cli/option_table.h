@@ -47,6 +47,8 @@ enum class OptionId {
   kWorkerStore,
   kLegacyLaunch,  // cpplaunch's own: python -m torch.distributed.launch
   kUseEnv,        // torch.distributed.launch's
+  kHangTimeout,   // cpplaunch's own
+  kExitCode,      // cpplaunch's own
   kHelp,
 };
 

@@ -43,8 +43,11 @@ class WorkerOutput::Stream {
   // The stream_descriptor adopts the pipe's read end; `file` (may be empty) is owned until
   // Finish().
   Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, std::filesystem::path path,
-         ConsoleWriter& console, std::string prefix, FilteredLog* filtered)
+         ConsoleWriter& console, std::string prefix, FilteredLog* filtered, int local_rank,
+         bool is_stderr)
       : owner_(owner),
+        local_rank_(local_rank),
+        is_stderr_(is_stderr),
         pipe_(owner.io_, pipe.release()),
         file_(std::move(file)),
         path_(std::move(path)),
@@ -99,6 +102,7 @@ class WorkerOutput::Stream {
     if (n == 0) return;
     owner_.bytes_read_ += n;
     const std::string_view bytes(buffer_.get(), n);
+    if (owner_.observer_) owner_.observer_(local_rank_, is_stderr_, bytes);
     WriteToFile(bytes);
     prefixer_.Feed(bytes, lines_);
     WriteLines();
@@ -133,6 +137,8 @@ class WorkerOutput::Stream {
   }
 
   WorkerOutput& owner_;
+  int local_rank_;
+  bool is_stderr_;
   boost::asio::posix::stream_descriptor pipe_;
   UniqueFd file_;
   std::filesystem::path path_;
@@ -176,7 +182,7 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
   std::vector<UniqueFd> child_ends;
   std::vector<std::unique_ptr<Stream>> new_streams;
   auto open_one = [&](StreamRoute route, const std::filesystem::path& log, ConsoleWriter& console,
-                      FilteredLog* filtered) -> int {
+                      FilteredLog* filtered, bool is_stderr) -> int {
     switch (route) {
       case StreamRoute::kInherit:
         return -1;
@@ -189,9 +195,9 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
       case StreamRoute::kTee: {
         Pipe pipe = MakePipe();
         UniqueFd file = log.empty() ? UniqueFd() : OpenForWriting(log, true);
-        new_streams.push_back(std::make_unique<Stream>(*this, std::move(pipe.read_end),
-                                                       std::move(file), log, console,
-                                                       streams.prefix, filtered));
+        new_streams.push_back(
+            std::make_unique<Stream>(*this, std::move(pipe.read_end), std::move(file), log, console,
+                                     streams.prefix, filtered, streams.local_rank, is_stderr));
         child_ends.push_back(std::move(pipe.write_end));
         break;
       }
@@ -200,9 +206,9 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
   };
   ChildStdio stdio;
   stdio.stdout_fd =
-      open_one(streams.stdout_route, streams.stdout_log, out_, filtered_stdout_.get());
+      open_one(streams.stdout_route, streams.stdout_log, out_, filtered_stdout_.get(), false);
   stdio.stderr_fd =
-      open_one(streams.stderr_route, streams.stderr_log, err_, filtered_stderr_.get());
+      open_one(streams.stderr_route, streams.stderr_log, err_, filtered_stderr_.get(), true);
   for (UniqueFd& fd : child_ends) child_fds_.push_back(std::move(fd));
   for (auto& stream : new_streams) streams_.push_back(std::move(stream));
   return stdio;
