@@ -4,6 +4,7 @@
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -147,6 +148,12 @@ rlim_t g_inherited_nofile_soft = 0;
   if (plan.cwd != nullptr && ::chdir(plan.cwd) != 0) {
     ChildFail(err_fd, plan, "cannot change directory", errno, 126);
   }
+  // The set was computed in the agent (--numa-binding); the child only hands it to the kernel.
+  if (!plan.cpu_mask.empty() &&
+      ::syscall(SYS_sched_setaffinity, 0, plan.cpu_mask.size() * sizeof(unsigned long),
+                plan.cpu_mask.data()) != 0) {
+    ChildFail(err_fd, plan, "cannot bind to the --numa-binding CPUs", errno, 126);
+  }
   // Only now, with the agent's descriptors closed: with more open than the lower limit allows,
   // the dups above would fail.
   if (g_inherited_nofile_soft != 0) {
@@ -288,8 +295,6 @@ void SentinelSetup(const SentinelPlan& plan) {
   ::_exit(0);
 }
 
-}  // namespace
-
 // Without a job cgroup to be born into (none writable, Linux < 5.7, or after cgroup.kill):
 // vfork, not fork: the child borrows the agent's memory until execve instead of copying its
 // page tables, which made spawning 8 workers 2-3x faster (measured: 8 x /bin/true spawned and
@@ -298,51 +303,153 @@ void SentinelSetup(const SentinelPlan& plan) {
 // parent does not rely on), never returns, and runs with every signal blocked until it has
 // reset all dispositions, so no handler of the agent can run on the shared memory.
 //
-// clone3 with CLONE_INTO_CGROUP: the child is born in the job cgroup with a copy of the address
-// space, as with fork, and the agent goes on at once. Under CPU contention this beats vfork, which
-// suspends the agent until each child has been scheduled and reached exec (measured with 8
-// workers beside two busy loops: 25 ms instead of 84 ms). The child only makes the
-// async-signal-safe calls ChildMain makes, so glibc's fork bookkeeping is not needed.
-// Returns -1 with errno set when the kernel or the cgroup refuses.
-long CloneIntoCgroup(int cgroup_dir_fd) {
+// clone3 with CLONE_INTO_CGROUP: the child is born in the job cgroup, so nothing migrates it
+// (a cgroup.procs write takes a global lock and waits for an RCU grace period). On x86-64 it also
+// shares the agent's memory until execve, like vfork (CLONE_VM | CLONE_VFORK), on a stack of its
+// own: no page tables are copied, and the agent waits only while the child makes ChildMain's few
+// system calls. That is safe for vfork's reasons above; the separate stack is needed because the
+// child cannot return through a C function the parent has yet to return from. Elsewhere the
+// child gets a copy of the address space, as with fork.
+// Returns the pid, or -1 with errno set when the kernel or the cgroup refuses.
+#if defined(__x86_64__)
+// cpplaunch_clone3_call(args, size, fn, arg): clone3; in the child, on the new stack,
+// exit(fn(arg)). Returns the pid or -errno in the parent. r8/r9 survive the system call (only
+// rcx and r11 do not) and are copied into the child, which starts with rax = 0.
+extern "C" long cpplaunch_clone3_call(struct clone_args* args, size_t size, int (*fn)(void*),
+                                      void* arg);
+asm(R"(
+  .text
+  .p2align 4
+  .type cpplaunch_clone3_call, @function
+cpplaunch_clone3_call:
+  mov %rcx, %r8
+  mov %rdx, %r9
+  mov $435, %eax
+  syscall
+  test %rax, %rax
+  jz 1f
+  ret
+1:
+  xor %ebp, %ebp
+  mov %r8, %rdi
+  call *%r9
+  mov %eax, %edi
+  mov $60, %eax
+  syscall
+  hlt
+  .size cpplaunch_clone3_call, .-cpplaunch_clone3_call
+)");
+
+struct ChildCall {
+  const ChildPlan* plan;
+  pid_t parent;
+};
+
+int ChildEntry(void* arg) {
+  const auto* call = static_cast<const ChildCall*>(arg);
+  ChildMain(*call->plan, call->parent, true);
+}
+
+// One stack for every child: CLONE_VFORK suspends the agent until the child has exec'd (or
+// exited), so two children never use it at once. A guard page below it turns an overflow into
+// a crash of the child instead of a write into the agent's memory. Mapped once, never unmapped.
+constexpr size_t kChildStack = size_t{256} << 10;
+char* ChildStack() {
+  static char* const top = [] {
+    const auto guard = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    void* base = ::mmap(nullptr, kChildStack + guard, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (base == MAP_FAILED) return static_cast<char*>(nullptr);
+    ::mprotect(base, guard, PROT_NONE);
+    return static_cast<char*>(base) + guard + kChildStack;
+  }();
+  return top;
+}
+
+long CloneIntoCgroup(const ChildPlan& plan, pid_t parent) {
+  char* top = ChildStack();
+  if (top == nullptr) return -1;  // errno from mmap
+  struct clone_args args {};
+  args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = static_cast<__u64>(plan.cgroup_dir_fd);
+  args.stack = reinterpret_cast<__u64>(top - kChildStack);
+  args.stack_size = kChildStack;
+  ChildCall call{&plan, parent};
+  const long r = cpplaunch_clone3_call(&args, sizeof(args), ChildEntry, &call);
+  if (r < 0) {
+    errno = static_cast<int>(-r);
+    return -1;
+  }
+  return r;
+}
+#else
+long CloneIntoCgroup(const ChildPlan& plan, pid_t parent) {
   struct clone_args args {};
   args.flags = CLONE_INTO_CGROUP;
   args.exit_signal = SIGCHLD;
-  args.cgroup = static_cast<__u64>(cgroup_dir_fd);
-  return ::syscall(SYS_clone3, &args, sizeof(args));
+  args.cgroup = static_cast<__u64>(plan.cgroup_dir_fd);
+  const long pid = ::syscall(SYS_clone3, &args, sizeof(args));
+  if (pid == 0) ChildMain(plan, parent, true);
+  return pid;
 }
+#endif
 
-pid_t SpawnChild(const ChildPlan& plan) {
+}  // namespace
+
+SpawnOutcome SpawnChild(const ChildPlan& plan) {
   const pid_t parent = ::getpid();
-  pid_t pid = -1;
+  SpawnOutcome outcome;
   {
     SignalBlock block;
     if (plan.cgroup_dir_fd >= 0) {
-      pid = static_cast<pid_t>(CloneIntoCgroup(plan.cgroup_dir_fd));
-      if (pid == 0) ChildMain(plan, parent, true);
+      outcome.pid = static_cast<pid_t>(CloneIntoCgroup(plan, parent));
+      if (outcome.pid < 0) outcome.clone_error = errno;
+      return outcome;
     }
-    if (pid < 0) {  // no cgroup, or clone3 refused: vfork and migrate
-      pid = ::vfork();
-      if (pid == 0) ChildMain(plan, parent, false);
-    }
+    outcome.pid = ::vfork();  // no cgroup to be born into: vfork, and migrate there
+    if (outcome.pid == 0) ChildMain(plan, parent, false);
   }
-  if (pid < 0) ThrowLastError("fork");
-  return pid;
+  if (outcome.pid < 0) ThrowLastError("fork");
+  return outcome;
 }
 
-std::optional<bool> ProbeCloneIntoCgroup(int cgroup_dir_fd) {
-  long pid = CloneIntoCgroup(cgroup_dir_fd);
-  if (pid == 0) ::_exit(0);  // being born inside was the whole test
-  if (pid < 0) {
-    // ENOSYS: no clone3 (Linux < 5.3); E2BIG: clone_args larger than the kernel knows; EINVAL:
-    // no CLONE_INTO_CGROUP (Linux < 5.7). Anything else is the cgroup refusing.
-    if (errno == ENOSYS || errno == E2BIG || errno == EINVAL) return std::nullopt;
-    return false;
+bool CloneIntoCgroupUnsupported(int error) {
+  // ENOSYS: no clone3 (Linux < 5.3); E2BIG: clone_args larger than the kernel knows; EINVAL: no
+  // CLONE_INTO_CGROUP (Linux < 5.7).
+  return error == ENOSYS || error == E2BIG || error == EINVAL;
+}
+
+bool OutOfResources(int error) { return error == EAGAIN || error == ENOMEM; }
+
+std::vector<unsigned long> CpuMask(const std::vector<int>& cpus) {
+  constexpr int kBits = static_cast<int>(8 * sizeof(unsigned long));
+  std::vector<unsigned long> mask;
+  for (int cpu : cpus) {
+    if (cpu < 0) continue;
+    const auto word = static_cast<std::size_t>(cpu / kBits);
+    if (mask.size() <= word) mask.resize(word + 1, 0);
+    mask[word] |= 1UL << (cpu % kBits);
   }
-  int status = 0;
-  while (::waitpid(static_cast<pid_t>(pid), &status, 0) < 0 && errno == EINTR) {
+  return mask;
+}
+
+std::vector<int> CurrentCpuAffinity() {
+  // The kernel refuses a mask smaller than its own (EINVAL): grow until it fits.
+  for (std::size_t cpus = 1024; cpus <= (std::size_t{1} << 20); cpus *= 2) {
+    std::vector<unsigned long> mask(cpus / (8 * sizeof(unsigned long)), 0);
+    const long bytes =
+        ::syscall(SYS_sched_getaffinity, 0, mask.size() * sizeof(unsigned long), mask.data());
+    if (bytes < 0 && errno == EINVAL) continue;
+    std::vector<int> result;
+    if (bytes < 0) return result;
+    for (std::size_t cpu = 0; cpu < static_cast<std::size_t>(bytes) * 8; ++cpu) {
+      if (mask[cpu / (8 * sizeof(unsigned long))] & (1UL << (cpu % (8 * sizeof(unsigned long)))))
+        result.push_back(static_cast<int>(cpu));
+    }
+    return result;
   }
-  return true;
+  return {};
 }
 
 std::vector<std::string> ExecCandidates(const std::string& program, const char* path_value) {
