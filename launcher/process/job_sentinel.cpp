@@ -167,9 +167,10 @@ void JobSentinel::CloneIntoCgroupRefused(int error) {
     DropCgroup();  // the cgroup refuses newcomers: process groups only
     return;
   }
-  // A sentinel stuck inside would die with the cgroup's kill, after killing the watched groups;
-  // the job goes on with process groups only.
-  if (!ProbeMigration()) DropCgroup();
+  // No clone3: workers migrate, if the sentinel's trip in and out shows they may (else it drops
+  // the cgroup). A sentinel stuck inside dies by the cgroup's kill only after killing the
+  // watched groups, at the end.
+  (void)ProbeMigration();
 }
 
 void JobSentinel::DropCgroup() {
