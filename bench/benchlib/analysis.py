@@ -27,9 +27,14 @@ def spawn_cost_sentences(sc, cp, floor, launch):
                  f"{cp['1']:.1f} ms against {floor1:.1f} ms) and about {per_worker:.2f} ms per further "
                  "worker. The fixed part is the agent's own start: loading its libraries, forking the job "
                  "sentinel, creating the job cgroup, starting the store and creating the log directories "
-                 "before the first fork. What would close it: taking the sentinel fork and the cgroup "
-                 "creation off the path to the first worker (start them alongside the store), and a "
-                 "profile of the start-up on a quiet machine to confirm which of these dominates.")
+                 "before the first fork. The throwaway child that used to probe the cgroup before the first "
+                 "worker is gone (the first worker's own birth in the cgroup answers it). The sentinel is "
+                 "still forked before the first worker: a worker that exists before the sentinel would "
+                 "escape it if the agent died in between. A clone3 with CLONE_VM | CLONE_VFORK, which copies "
+                 "no page tables, was tried and was slower under CPU contention (the agent waits for every "
+                 "child to be scheduled). What would close it: a profile of the start-up on a quiet machine "
+                 "(library loading, the sentinel fork) and, for slow-fork machines, a spawn that shares "
+                 "memory without making the agent wait.")
     return parts
 
 
