@@ -227,13 +227,17 @@ class Agent::Impl {
                                       .env = std::move(spec.env),
                                       .cwd = std::nullopt,
                                       .stdout_fd = stdio.stdout_fd,
-                                      .stderr_fd = stdio.stderr_fd});
-      const auto rank = static_cast<std::size_t>(spec.local_rank);
-      if (rank < numa_cpus_.size()) {
-        processes.back().cpus.assign(numa_cpus_[rank].begin(), numa_cpus_[rank].end());
-      }
+                                      .stderr_fd = stdio.stderr_fd,
+                                      .cpus = NumaCpus(spec.local_rank)});
     }
     return processes;
+  }
+
+  // --numa-binding's CPUs for a local rank; empty (the agent's affinity) without the option.
+  std::vector<int> NumaCpus(int local_rank) const {
+    const auto rank = static_cast<std::size_t>(local_rank);
+    if (rank >= numa_cpus_.size()) return {};
+    return {numa_cpus_[rank].begin(), numa_cpus_[rank].end()};
   }
 
   void OnAttemptDone(const AttemptResult& result) {
