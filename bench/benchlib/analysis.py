@@ -27,9 +27,14 @@ def spawn_cost_sentences(sc, cp, floor, launch):
                  f"{cp['1']:.1f} ms against {floor1:.1f} ms) and about {per_worker:.2f} ms per further "
                  "worker. The fixed part is the agent's own start: loading its libraries, forking the job "
                  "sentinel, creating the job cgroup, starting the store and creating the log directories "
-                 "before the first fork. What would close it: taking the sentinel fork and the cgroup "
-                 "creation off the path to the first worker (start them alongside the store), and a "
-                 "profile of the start-up on a quiet machine to confirm which of these dominates.")
+                 "before the first fork. The throwaway child that used to probe the cgroup before the first "
+                 "worker is gone (the first worker's own birth in the cgroup answers it). The sentinel is "
+                 "still forked before the first worker: a worker that exists before the sentinel would "
+                 "escape it if the agent died in between. A clone3 with CLONE_VM | CLONE_VFORK, which copies "
+                 "no page tables, was tried and was slower under CPU contention (the agent waits for every "
+                 "child to be scheduled). What would close it: a profile of the start-up on a quiet machine "
+                 "(library loading, the sentinel fork) and, for slow-fork machines, a spawn that shares "
+                 "memory without making the agent wait.")
     return parts
 
 
@@ -114,9 +119,14 @@ def explain_tee(raw, machine):
             f"near a third of the direct rate when copying is the limit. It spent {extra:.2f} s of CPU more than "
             f"the direct write for {size_gib:g} GiB. (A profile taken while writing this benchmark put about two "
             "thirds of the agent's time in the kernel's file and pipe copies, and about a tenth in newline search "
-            "and prefixing.) What would close it: overlap the two file writes (the raw log copy on a second "
-            "thread, or moved with tee(2)/splice(2) so that it never enters user space), and read larger chunks "
-            "from a larger pipe; a 20% margin over a single write also needs a spare core for the second copy.")
+            "and prefixing.) tee(2) and splice(2) do not remove a copy here: the agent must read every byte for "
+            "the prefixed console anyway, and splicing a pipe into a file still copies it into the page cache, on "
+            "the splicing thread. Tried on 256 MiB (tee the pipe into a second pipe, splice that into the log, "
+            "read the first): the agent's CPU time stayed the same (0.21 s either way) and the throughput halved, "
+            "since the worker's pipe is drained later. What would close it is overlap: the raw log copy on "
+            "another core (an io_uring splice run by the kernel's workers, or a helper process per stream), "
+            "which the one-thread agent does not have; a 20% margin over a single write also needs that spare "
+            "core.")
 
 
 ANALYSIS = [("Launch of 8 workers", explain_launch), ("Store throughput", explain_store),

@@ -18,6 +18,11 @@ def modes_for(b, logs):
         modes += [("cpplaunch, inherited stdout", "cpplaunch", []),
                   ("cpplaunch --tee 1", "cpplaunch", ["--tee", "1", f"--log_dir={logs}"]),
                   ("cpplaunch --redirects 1", "cpplaunch", ["--redirects", "1", f"--log_dir={logs}"])]
+    if b.tool("cpplaunch-baseline"):
+        modes += [("cpplaunch (baseline) --tee 1", "cpplaunch-baseline",
+                   ["--tee", "1", f"--log_dir={logs}"]),
+                  ("cpplaunch (baseline) --redirects 1", "cpplaunch-baseline",
+                   ["--redirects", "1", f"--log_dir={logs}"])]
     modes += [("torchrun, inherited stdout", "torchrun", TORCHRUN_DEFAULT_STD),
               ("torchrun -t 1 (tee)", "torchrun", ["-r", "9:1", "-t", "1", f"--log_dir={logs}"]),
               ("torchrun -r 1 (redirect)", "torchrun", ["-r", "1", "-t", "9:1", f"--log_dir={logs}"])]
@@ -27,8 +32,8 @@ def modes_for(b, logs):
 def argv_for(b, launcher, flags, worker):
     if launcher is None:
         return worker
-    if launcher == "cpplaunch":
-        return [b.bin["cpplaunch"], "--nproc_per_node=1", f"--master_port={free_port()}"] + flags + \
+    if launcher.startswith("cpplaunch"):
+        return [b.bin[launcher], "--nproc_per_node=1", f"--master_port={free_port()}"] + flags + \
                ["--no_python"] + worker
     return [TORCHRUN] + flags + ["--nproc_per_node=1", f"--master_port={free_port()}",
                                  "--monitor_interval=0.1", "--no_python"] + worker

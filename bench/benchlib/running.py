@@ -116,6 +116,9 @@ def launchers_for(b, n, port, worker):
     if b.tool("cpplaunch"):
         out.append(("cpplaunch", [b.bin["cpplaunch"], f"--nproc_per_node={n}", f"--master_port={port}",
                                   "--no_python"] + worker))
+    if b.tool("cpplaunch-baseline"):
+        out.append(("cpplaunch (baseline)", [b.bin["cpplaunch-baseline"], f"--nproc_per_node={n}",
+                                             f"--master_port={port}", "--no_python"] + worker))
     for interval, label in (("5", "torchrun (1.13 default --monitor_interval=5)"),
                             ("0.1", "torchrun (newest default --monitor_interval=0.1)")):
         out.append((label, [TORCHRUN] + TORCHRUN_DEFAULT_STD +

@@ -8,6 +8,8 @@
 #include <csignal>
 #include <exception>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "launcher/agent/libuv_hint.h"
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_job.h"
+#include "launcher/agent/numa_topology.h"
 #include "launcher/agent/oom_watch.h"
 #include "launcher/agent/proc_reader.h"
 #include "launcher/agent/process_capacity.h"
@@ -43,6 +46,7 @@
 #include "launcher/cli/script_check.h"
 #include "launcher/output/console_writer.h"
 #include "launcher/output/worker_output.h"
+#include "launcher/process/posix_sys.h"
 #include "launcher/process/posix_worker_group.h"
 #include "launcher/process/signal_watch.h"
 #include "launcher/process/supervisor.h"
@@ -107,6 +111,7 @@ class Agent::Impl {
     if (auto problem = ScriptProblem(options_, path ? path->c_str() : nullptr)) {
       return Refuse(*problem, ExitCode::kUsage);
     }
+    if (auto problem = BindToNuma()) return Refuse(*problem, ExitCode::kUsage);
     std::string error;
     auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &error);
     if (!security) return Refuse(error, ExitCode::kUsage);
@@ -132,6 +137,28 @@ class Agent::Impl {
 
  private:
   // ---- Before the loop.
+
+  // --numa-binding: each local rank's CPUs, from the topology read once here, so that a worker's
+  // child only calls sched_setaffinity. The error line when the host cannot satisfy it.
+  std::optional<std::string> BindToNuma() {
+    if (!options_.numa_binding) return std::nullopt;
+    const std::optional<NumaPolicy> policy = ParseNumaPolicy(*options_.numa_binding);
+    if (!policy) return "--numa-binding: invalid choice '" + *options_.numa_binding + "'";
+    const std::vector<int> affinity = posix::CurrentCpuAffinity();
+    const std::set<int> allowed(affinity.begin(), affinity.end());
+    try {
+      const NumaTopology topology =
+          ReadNumaTopology("/sys", allowed, Lookup(env_, "CUDA_VISIBLE_DEVICES"));
+      numa_cpus_ = NumaBindings(topology, allowed, options_.nproc_per_node, *policy);
+    } catch (const NumaBindingError& e) {
+      return std::string(e.what());
+    }
+    for (std::size_t rank = 0; rank < numa_cpus_.size(); ++rank) {
+      Info("local rank " + std::to_string(rank) + " bound to CPUs " +
+           FormatCpuList(numa_cpus_[rank]) + " (--numa-binding=" + *options_.numa_binding + ")");
+    }
+    return std::nullopt;
+  }
 
   void Prepare() {
     job_ = MakeJob();
@@ -291,9 +318,17 @@ class Agent::Impl {
                                       .env = std::move(spec.env),
                                       .cwd = std::nullopt,
                                       .stdout_fd = stdio.stdout_fd,
-                                      .stderr_fd = stdio.stderr_fd});
+                                      .stderr_fd = stdio.stderr_fd,
+                                      .cpus = NumaCpus(spec.local_rank)});
     }
     return processes;
+  }
+
+  // --numa-binding's CPUs for a local rank; empty (the agent's affinity) without the option.
+  std::vector<int> NumaCpus(int local_rank) const {
+    const auto rank = static_cast<std::size_t>(local_rank);
+    if (rank >= numa_cpus_.size()) return {};
+    return {numa_cpus_[rank].begin(), numa_cpus_[rank].end()};
   }
 
   void OnAttemptDone(const AttemptResult& result) {
@@ -710,7 +745,8 @@ class Agent::Impl {
   AgentState state_ = AgentState::kStarting;
   std::unique_ptr<Job> job_;
   std::optional<LogDir> log_dir_;
-  std::unique_ptr<StoreServer> store_;  // null when another host serves the job's store
+  std::vector<std::set<int>> numa_cpus_;  // --numa-binding's CPUs by local rank; empty = none
+  std::unique_ptr<StoreServer> store_;    // null when another host serves the job's store
   std::unique_ptr<WorkerGroup> group_;
   std::unique_ptr<TappedWorkerGroup> tapped_group_;
   std::unique_ptr<Supervisor> supervisor_;

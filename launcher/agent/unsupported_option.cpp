@@ -9,9 +9,6 @@ std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
     return "--logs-specs=" + *o.logs_specs +
            " names a Python plugin; cpplaunch has torchrun's default log layout only "
            "(remove the option)";
-  if (o.numa_binding)
-    return "--numa-binding is not supported: cpplaunch does not bind workers to NUMA nodes "
-           "(remove the option, or wrap the worker in numactl)";
   if (o.event_log_handler != "null" && o.event_log_handler != "console" &&
       o.event_log_handler != "dynamic_rendezvous")
     return "--event-log-handler=" + o.event_log_handler +

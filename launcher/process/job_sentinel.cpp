@@ -137,19 +137,19 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
   return sentinel;
 }
 
-// Probes that processes may really be put into the job cgroup (delegation, the "no internal
-// processes" rule). Where clone3(CLONE_INTO_CGROUP) exists, a throwaway child born inside
-// answers, and workers are born there too. Otherwise the sentinel is moved in and back out.
-// Returns false only when the sentinel could be moved in but not out again.
+// Whether processes may really be put into the job cgroup (delegation, the "no internal
+// processes" rule) is learnt from the first worker, not probed with a throwaway child before it:
+// workers are born inside with clone3(CLONE_INTO_CGROUP), and a refusal creates no process (see
+// CloneIntoCgroupRefused). Only without clone3 (Linux < 5.7), where workers migrate, is the
+// sentinel moved in and back out first. Returns false only when the sentinel could be moved in
+// but not out again.
 bool JobSentinel::ProbeCgroup() {
-  std::optional<bool> born_inside;
   dir_fd_.reset(::open(cgroup_path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd_) born_inside = posix::ProbeCloneIntoCgroup(dir_fd_.get());
-  if (born_inside != true) dir_fd_.reset();
-  if (born_inside.has_value()) {
-    if (!*born_inside) DropCgroup();  // the cgroup refuses newcomers: process groups only
-    return true;
-  }
+  if (dir_fd_) return true;
+  return ProbeMigration();
+}
+
+bool JobSentinel::ProbeMigration() {
   const std::string pid = std::to_string(pid_);
   const std::optional<std::string> home = OwnCgroupDir();
   const bool moved_in = posix::WriteFile(cgroup_path_ + "/cgroup.procs", pid);
@@ -158,6 +158,19 @@ bool JobSentinel::ProbeCgroup() {
   // The sentinel removes the (empty) directory when it exits; we just stop using it.
   DropCgroup();
   return !moved_in;
+}
+
+void JobSentinel::CloneIntoCgroupRefused(int error) {
+  dir_fd_.reset();
+  if (posix::OutOfResources(error)) return;  // not the cgroup's doing: migrate the next ones
+  if (!posix::CloneIntoCgroupUnsupported(error)) {
+    DropCgroup();  // the cgroup refuses newcomers: process groups only
+    return;
+  }
+  // No clone3: workers migrate, if the sentinel's trip in and out shows they may (else it drops
+  // the cgroup). A sentinel stuck inside dies by the cgroup's kill only after killing the
+  // watched groups, at the end.
+  (void)ProbeMigration();
 }
 
 void JobSentinel::DropCgroup() {

@@ -13,11 +13,12 @@
 //      multithreaded process is safe; it does not exec.
 //   2. When a cgroup v2 hierarchy is mounted and writable (root, or a delegated subtree) and
 //      has cgroup.kill (Linux >= 5.14), a job cgroup "cpplaunch-<agentpid>-<n>" is created
-//      below the agent's own cgroup and every worker joins it before exec. Descendants cannot
-//      leave a cgroup by setsid() or double forking, so cgroup.kill reaches even daemonized
-//      grandchildren, which process groups do not. Whether a process may be moved there is
-//      probed once by moving the sentinel in and back out; on any failure the job runs with
-//      process groups only (weaker: a descendant that calls setsid() escapes an agent SIGKILL,
+//      below the agent's own cgroup and every worker is born in it (or joins it before exec).
+//      Descendants cannot leave a cgroup by setsid() or double forking, so cgroup.kill reaches
+//      even daemonized grandchildren, which process groups do not. Whether a process may be
+//      put there is learnt from the first worker's birth (or, without clone3, probed once by
+//      moving the sentinel in and back out); on any failure the job runs with process groups
+//      only (weaker: a descendant that calls setsid() escapes an agent SIGKILL,
 //      though a living agent still kills it through its subreaper adoption).
 //   3. Workers also get PR_SET_PDEATHSIG(SIGKILL) (see posix_worker_group.h), which covers the
 //      worker itself even if the sentinel was killed too.
@@ -59,6 +60,12 @@ class JobSentinel {
   bool Watch(pid_t pgid);
   bool Forget(pid_t pgid);
 
+  // Called when clone3(CLONE_INTO_CGROUP) into cgroup_dir_fd() refused a worker with `error`
+  // (posix::SpawnOutcome::clone_error): cgroup_dir_fd() becomes -1 and, depending on why, later
+  // workers migrate into the cgroup (cgroup_procs_fd()) or the job runs with process groups
+  // only (has_cgroup() false).
+  void CloneIntoCgroupRefused(int error);
+
   // SIGKILLs every process in the job cgroup (cgroup.kill). No-op without a cgroup. Later
   // children join the cgroup by migration (cgroup_dir_fd() becomes -1).
   void KillCgroup();
@@ -76,8 +83,9 @@ class JobSentinel {
  private:
   JobSentinel() = default;
   bool Send(char op, pid_t value);
-  bool ProbeCgroup();  // false: the sentinel is stuck inside the job cgroup
-  void DropCgroup();   // stops using the job cgroup (process groups only)
+  bool ProbeCgroup();     // false: the sentinel is stuck inside the job cgroup
+  bool ProbeMigration();  // moves the sentinel in and out; false: stuck inside
+  void DropCgroup();      // stops using the job cgroup (process groups only)
 
   pid_t pid_ = -1;
   UniqueFd pidfd_;      // the sentinel's pidfd: its pid may be reused once someone reaps it

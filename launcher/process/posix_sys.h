@@ -35,20 +35,34 @@ struct ChildPlan {
   // clone3(CLONE_INTO_CGROUP) instead of being vforked and migrating there through
   // cgroup_procs_fd: no migration, and the agent is not suspended until each child execs.
   int cgroup_dir_fd = -1;
+  // sched_setaffinity's mask (bits by CPU number), applied before exec; empty = inherit.
+  std::vector<unsigned long> cpu_mask;
   std::string error_prefix;  // "cpplaunch: cannot execute 'prog' (local rank 3)"
 };
 
-// clone3(CLONE_INTO_CGROUP) works for `cgroup_dir_fd`: a child created inside the cgroup exits at
-// once and is reaped. nullopt when the kernel lacks clone3 or CLONE_INTO_CGROUP (Linux < 5.7),
-// false when the cgroup refuses it (permissions, delegation). Call before any worker exists.
-std::optional<bool> ProbeCloneIntoCgroup(int cgroup_dir_fd);
+// Creates a child which calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets signal
+// dispositions and mask, installs fds 1/2, binds to plan.cpu_mask, closes every fd >= 3 and
+// execs. On failure the child writes "<error_prefix>: <errno text>" to the agent's stderr and
+// exits 127 (not found) or 126.
+// With plan.cgroup_dir_fd, the child is born inside that cgroup (clone3, CLONE_INTO_CGROUP);
+// when the kernel or the cgroup refuses, nothing is created: pid is -1 and clone_error says why
+// (see CloneIntoCgroupUnsupported, OutOfResources), and the caller chooses another way. Without
+// it, the child is vforked and joins plan.cgroup_procs_fd's cgroup itself; throws if that fails.
+struct SpawnOutcome {
+  pid_t pid = -1;
+  int clone_error = 0;
+};
+SpawnOutcome SpawnChild(const ChildPlan& plan);
+// The kernel lacks clone3 or CLONE_INTO_CGROUP (Linux < 5.7): another error means the cgroup
+// refuses newcomers (permissions, delegation).
+bool CloneIntoCgroupUnsupported(int error);
+// EAGAIN or ENOMEM: the system is out of processes or memory, not a property of the cgroup.
+bool OutOfResources(int error);
 
-// Creates a child inside the job cgroup (clone3, else vfork and a cgroup.procs write), which
-// calls setsid(), sets PR_SET_PDEATHSIG(SIGKILL), resets
-// signal dispositions and mask, installs fds 1/2, closes every fd >= 3 and execs. On failure the
-// child writes "<error_prefix>: <errno text>" to the agent's stderr and exits 127 (not found)
-// or 126. Returns the child's pid; throws if fork fails.
-pid_t SpawnChild(const ChildPlan& plan);
+// The CPU set as the mask ChildPlan::cpu_mask holds. Pure.
+std::vector<unsigned long> CpuMask(const std::vector<int>& cpus);
+// The CPUs this thread may run on (sched_getaffinity); empty if it cannot be read.
+std::vector<int> CurrentCpuAffinity();
 
 // The exec candidates for `program`: itself when it contains '/', else each PATH entry joined
 // with it ("" = current directory). `path_value` null means PATH is unset (glibc's default

@@ -56,6 +56,7 @@ std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd, in
   plan.stderr_fd = s.stderr_fd;
   plan.cgroup_procs_fd = cgroup_procs_fd;
   plan.cgroup_dir_fd = cgroup_dir_fd;
+  plan.cpu_mask = posix::CpuMask(s.cpus);
   plan.error_prefix =
       "cpplaunch: cannot execute '" + s.argv[0] + "' (local rank " + std::to_string(s.id) + ")";
   return child;
@@ -94,11 +95,12 @@ class PosixWorkerGroup final : public WorkerGroup {
   void Start(std::vector<ProcessSpec> specs) override {
     if (running_ != 0) throw std::logic_error("WorkerGroup::Start while workers are running");
     RetireAttempt();
-    int procs_fd = options_.sentinel ? options_.sentinel->cgroup_procs_fd() : -1;
-    int dir_fd = options_.sentinel ? options_.sentinel->cgroup_dir_fd() : -1;
     for (ProcessSpec& spec : specs) {
+      // Read per worker: the first one's birth may change how the sentinel contains the rest.
+      const int procs_fd = options_.sentinel ? options_.sentinel->cgroup_procs_fd() : -1;
+      const int dir_fd = options_.sentinel ? options_.sentinel->cgroup_dir_fd() : -1;
       std::unique_ptr<PreparedChild> child = Prepare(std::move(spec), procs_fd, dir_fd);
-      pid_t pid = posix::SpawnChild(child->plan);
+      const pid_t pid = Spawn(child->plan);
       // Registered before the next spawn: an agent SIGKILLed from here on still takes this
       // worker along. Exits are only handled once the loop runs again, after the registration.
       if (options_.sentinel) options_.sentinel->Watch(pid);
@@ -107,6 +109,17 @@ class PosixWorkerGroup final : public WorkerGroup {
       ++running_;
       WatchPidfd(pid, worker);
     }
+  }
+
+  // Born in the job cgroup when the sentinel has one; the first refusal tells the sentinel,
+  // which settles how this and later workers are contained.
+  pid_t Spawn(posix::ChildPlan& plan) {
+    posix::SpawnOutcome spawned = posix::SpawnChild(plan);
+    if (spawned.pid >= 0) return spawned.pid;
+    options_.sentinel->CloneIntoCgroupRefused(spawned.clone_error);
+    plan.cgroup_dir_fd = options_.sentinel->cgroup_dir_fd();
+    plan.cgroup_procs_fd = options_.sentinel->cgroup_procs_fd();
+    return posix::SpawnChild(plan).pid;  // no cgroup_dir_fd now: vfork, which throws on failure
   }
 
   void Signal(int signo) override {

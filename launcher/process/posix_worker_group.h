@@ -2,8 +2,9 @@
 // PosixWorkerGroup: the real WorkerGroup, driven by a caller-provided boost::asio::io_context.
 //
 // How it works (details in posix_worker_group.cpp and posix_sys.cpp):
-//   * vfork + execve (posix_sys.cpp explains why vfork is safe and faster here); the child
-//     joins the job's cgroup (when the JobSentinel has one), calls
+//   * clone3(CLONE_INTO_CGROUP) born in the job's cgroup when the JobSentinel has one, else
+//     vfork, the child joining the cgroup itself (posix_sys.cpp explains the choice, with
+//     measurements); the child binds its CPUs (--numa-binding), calls
 //     setsid() (own session and process group), sets PR_SET_PDEATHSIG(SIGKILL), restores default
 //     signal dispositions and an empty mask, installs stdout/stderr, closes every other
 //     descriptor (close_range) and execs. argv[0] is resolved on PATH in the parent.

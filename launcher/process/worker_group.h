@@ -30,6 +30,8 @@ struct ProcessSpec {
   std::optional<std::string> cwd;  // working directory; unset = the agent's
   int stdout_fd = -1;              // becomes the child's fd 1; -1 = inherit the agent's stdout
   int stderr_fd = -1;              // becomes the child's fd 2; -1 = inherit the agent's stderr
+  std::vector<int> cpus;           // CPU affinity set before exec (--numa-binding); empty = the
+                                   // agent's. A refused set fails the worker like a bad cwd (126)
 };
 
 // How and when one worker ended.

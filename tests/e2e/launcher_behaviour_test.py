@@ -3,7 +3,9 @@ descriptor hygiene and containment. Real processes throughout.
 
 usage: launcher_behaviour_test.py CPPLAUNCH TEST_WORKER [unittest args]
 """
+import glob
 import os
+import pathlib
 import signal
 import socket
 import subprocess
@@ -131,9 +133,18 @@ class ExitCodes(unittest.TestCase):
         self.assertIn("--no-python", r.stderr)
 
     def test_unsupported_option_is_refused_not_ignored(self):
-        r = launch("--numa-binding=node", "--no-python", WORKER)
+        r = launch("--logs-specs=json", "--no-python", WORKER)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("--numa-binding", r.stderr)
+        self.assertIn("--logs-specs", r.stderr)
+
+    def test_numa_binding_without_gpus_is_one_line(self):
+        if any(pathlib.Path(d, "vendor").read_text().strip() == "0x10de"
+               for d in glob.glob("/sys/bus/pci/devices/*")):
+            self.skipTest("this host has an NVIDIA device")
+        r = launch("--numa-binding=node", "--nproc-per-node=2", "--no-python", WORKER)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("--numa-binding=node: this host has no NVIDIA GPU", r.stderr)
 
 
 class Teardown(unittest.TestCase):

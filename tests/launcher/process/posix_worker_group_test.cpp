@@ -13,6 +13,7 @@
 #include <map>
 
 #include "launcher/process/job_sentinel.h"
+#include "launcher/process/posix_sys.h"
 #include "process_test_util.h"
 
 namespace cpplaunch {
@@ -275,6 +276,42 @@ TEST_CASE("A worker gets exactly the given environment and working directory",
   out.CloseWrite();
   REQUIRE(h.WaitExits(1));
   CHECK(out.ReadAll(1s) == "A=1\nLOCAL_RANK=0\n" + tmp.path() + "\n");
+}
+
+TEST_CASE("A worker runs on the CPUs its spec names (--numa-binding), or fails with 126",
+          "[launcher][process]") {
+  const std::vector<int> agent_cpus = posix::CurrentCpuAffinity();
+  REQUIRE_FALSE(agent_cpus.empty());
+  const int cpu = agent_cpus.back();
+  Harness h;
+  Pipe out, err;
+  ProcessSpec bound;
+  bound.id = 0;
+  bound.argv = {"/bin/grep", "Cpus_allowed_list", "/proc/self/status"};
+  bound.stdout_fd = out.write_fd();
+  bound.cpus = {cpu};
+  ProcessSpec refused = bound;
+  refused.id = 1;
+  refused.stdout_fd = -1;
+  refused.cpus = {4095};  // no such CPU: the kernel refuses the set
+  // The child reports on the agent's stderr: capture it.
+  UniqueFd saved(::dup(2));
+  ::dup2(err.write_fd(), 2);
+  h.group->Start({bound, refused});
+  ::dup2(saved.get(), 2);
+  saved.reset();
+  out.CloseWrite();
+  err.CloseWrite();
+  REQUIRE(h.WaitExits(2));
+  CHECK(out.ReadAll(1s) == "Cpus_allowed_list:\t" + std::to_string(cpu) + "\n");
+  CHECK(h.exits[0].exit == WorkerExit::Exited(0));
+  CHECK(h.exits[1].exit == WorkerExit::Exited(126));
+  const std::string message = err.ReadAll(1s);
+  INFO(message);
+  CHECK(message.find("(local rank 1): cannot bind to the --numa-binding CPUs: Invalid "
+                     "argument") != std::string::npos);
+  // The agent itself keeps its affinity.
+  CHECK(posix::CurrentCpuAffinity() == agent_cpus);
 }
 
 }  // namespace
