@@ -46,6 +46,15 @@ std::string DynamicRendezvous::StateKey() const {
 std::string DynamicRendezvous::VersionKey(int64_t version) const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/version/" + std::to_string(version);
 }
+std::string DynamicRendezvous::EpochKey(int64_t epoch) const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/epoch/" + std::to_string(epoch);
+}
+std::string DynamicRendezvous::TicketKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/ticket";
+}
+std::string DynamicRendezvous::TurnKey(int64_t ticket) const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/turn/" + std::to_string(ticket);
+}
 std::string DynamicRendezvous::NodeKey(const std::string& node_id) const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/node/" + node_id;
 }
@@ -68,16 +77,24 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   const JoinRequest me = JoinRequestFor(previous);
   next_progress_ = Clock::now() + settings_.progress_interval;
   Snapshot snapshot;  // assume no state: the first write creates it or returns the real one
+  int64_t turn = kNoTurn;
   for (;;) {
     JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
     switch (decision.action) {
-      case JoinAction::kWrite:
-        if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
-        if (co_await Write(&snapshot, decision.next) && decision.next.IsWaiting(me.node_id)) {
-          co_await AnnounceWaiting(decision.next);
+      case JoinAction::kWrite: {
+        if (turn == kNoTurn) {  // queue up first, then decide again on the state as it is then
+          turn = co_await TakeTurn(deadline);
+          snapshot = co_await Read();
+          break;
         }
+        if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
+        const bool wrote = co_await Write(&snapshot, decision.next);
+        if (turn != kTurnPassed) turn = co_await PassTurn(turn);
+        if (wrote && decision.next.IsWaiting(me.node_id)) co_await AnnounceWaiting(decision.next);
         break;
+      }
       case JoinAction::kDone:
+        if (turn > 0) turn = co_await PassTurn(turn);
         co_return co_await Finish(decision.next, decision.rank, deadline);
       case JoinAction::kClosed:
         throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
@@ -87,6 +104,7 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
         co_await RefuseMismatch(&snapshot, decision);  // throws
         break;
       case JoinAction::kWait:
+        if (turn > 0) turn = co_await PassTurn(turn);
         if (Clock::now() >= deadline) {
           co_await Leave(snapshot);
           throw TimeoutError(snapshot, started);
@@ -96,6 +114,26 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
         break;
     }
   }
+}
+
+// Hosts that arrive together would all COMPARE_SET the one state key at once: each success
+// fails every other write in flight, and each failure carries the whole state back, so N
+// arrivals cost O(N^2) writes (O(N^3) bytes). A host that is about to write first takes a ticket
+// and waits until the previous ticket's holder has written, so the writes come one after the
+// other and nearly all succeed. The turn only orders writes; COMPARE_SET still decides them: a
+// host whose predecessor died (or is stuck) waits at most kTurnWait and then writes anyway.
+Rendezvous::Task<int64_t> DynamicRendezvous::TakeTurn(Clock::time_point deadline) {
+  const int64_t ticket = co_await client_.Add(TicketKey(), 1);
+  if (ticket == 1) co_return ticket;  // the first ticket of the job has nobody before it
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  std::vector<std::string> keys{TurnKey(ticket)};
+  co_await client_.Wait(std::move(keys), std::clamp(left, std::chrono::milliseconds(1), kTurnWait));
+  co_return ticket;
+}
+
+Rendezvous::Task<int64_t> DynamicRendezvous::PassTurn(int64_t ticket) {
+  co_await client_.Set(TurnKey(ticket + 1), "");
+  co_return kTurnPassed;
 }
 
 // The node record, the liveness key and the heartbeat counter exist before this node can be a
@@ -225,10 +263,13 @@ Rendezvous::Task<bool> DynamicRendezvous::Write(Snapshot* snapshot, const Rendez
   Bytes desired = next.Encode();
   Bytes stored = co_await client_.CompareSet(StateKey(), snapshot->raw, desired);
   if (stored == desired) {
+    const int64_t epoch_before = snapshot->state ? snapshot->state->epoch : 0;
     snapshot->state = next;
     snapshot->raw = std::move(desired);
-    // Wakes every agent waiting for this version (SET wakes waiters; COMPARE_SET may not).
+    // Wakes every agent waiting for this version (SET wakes waiters; COMPARE_SET may not), and
+    // the participants waiting for the next epoch when this write starts one.
     co_await client_.Set(VersionKey(next.version), "");
+    if (next.epoch != epoch_before) co_await client_.Set(EpochKey(epoch_before + 1), "");
     co_return true;
   }
   if (snapshot->raw.empty() && stored == snapshot->raw) {
@@ -248,7 +289,12 @@ Rendezvous::Task<void> DynamicRendezvous::WaitForChange(const Snapshot& snapshot
                                                         Clock::time_point until) {
   int64_t version = snapshot.state ? snapshot.state->version : 0;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-  std::vector<std::string> keys{VersionKey(version + 1)};
+  // A participant of an incomplete round sleeps through other hosts' joins (rendezvous_state.h,
+  // epoch); everybody else reacts to every write.
+  const bool participant = snapshot.state && !snapshot.state->complete &&
+                           snapshot.state->RankOf(settings_.self.node_id) >= 0;
+  std::vector<std::string> keys{participant ? EpochKey(snapshot.state->epoch + 1)
+                                            : VersionKey(version + 1)};
   co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
 }
 
