@@ -88,9 +88,13 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
           break;
         }
         if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
-        const bool wrote = co_await Write(&snapshot, decision.next);
+        const int64_t epoch_before = snapshot.state ? snapshot.state->epoch : 0;
+        const bool wrote = co_await CompareAndSwap(&snapshot, decision.next);
+        // The next host's turn comes first: the wake-ups below are off the queue's path.
         if (turn != kTurnPassed) turn = co_await PassTurn(turn);
-        if (wrote && decision.next.IsWaiting(me.node_id)) co_await AnnounceWaiting(decision.next);
+        if (!wrote) break;
+        co_await WakeWaiters(epoch_before, decision.next);
+        if (decision.next.IsWaiting(me.node_id)) co_await AnnounceWaiting(decision.next);
         break;
       }
       case JoinAction::kDone:
@@ -260,16 +264,19 @@ Rendezvous::Task<DynamicRendezvous::Snapshot> DynamicRendezvous::Read() {
 }
 
 Rendezvous::Task<bool> DynamicRendezvous::Write(Snapshot* snapshot, const RendezvousState& next) {
+  const int64_t epoch_before = snapshot->state ? snapshot->state->epoch : 0;
+  if (!co_await CompareAndSwap(snapshot, next)) co_return false;
+  co_await WakeWaiters(epoch_before, next);
+  co_return true;
+}
+
+Rendezvous::Task<bool> DynamicRendezvous::CompareAndSwap(Snapshot* snapshot,
+                                                         const RendezvousState& next) {
   Bytes desired = next.Encode();
   Bytes stored = co_await client_.CompareSet(StateKey(), snapshot->raw, desired);
   if (stored == desired) {
-    const int64_t epoch_before = snapshot->state ? snapshot->state->epoch : 0;
     snapshot->state = next;
     snapshot->raw = std::move(desired);
-    // Wakes every agent waiting for this version (SET wakes waiters; COMPARE_SET may not), and
-    // the participants waiting for the next epoch when this write starts one.
-    co_await client_.Set(VersionKey(next.version), "");
-    if (next.epoch != epoch_before) co_await client_.Set(EpochKey(epoch_before + 1), "");
     co_return true;
   }
   if (snapshot->raw.empty() && stored == snapshot->raw) {
@@ -283,6 +290,14 @@ Rendezvous::Task<bool> DynamicRendezvous::Write(Snapshot* snapshot, const Rendez
   }
   snapshot->raw = std::move(stored);
   co_return false;
+}
+
+// Wakes every agent waiting for this version (SET wakes waiters; COMPARE_SET may not), and the
+// participants waiting for the next epoch when this write started one.
+Rendezvous::Task<void> DynamicRendezvous::WakeWaiters(int64_t epoch_before,
+                                                      const RendezvousState& next) {
+  co_await client_.Set(VersionKey(next.version), "");
+  if (next.epoch != epoch_before) co_await client_.Set(EpochKey(epoch_before + 1), "");
 }
 
 Rendezvous::Task<void> DynamicRendezvous::WaitForChange(const Snapshot& snapshot,

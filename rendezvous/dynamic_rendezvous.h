@@ -58,8 +58,12 @@ class DynamicRendezvous : public Rendezvous {
                          Clock::time_point deadline);
 
   Task<Snapshot> Read();
-  // COMPARE_SET; returns true when `next` was stored. Refreshes *snapshot either way.
+  // COMPARE_SET, then WakeWaiters; returns true when `next` was stored. Refreshes *snapshot
+  // either way.
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
+  Task<bool> CompareAndSwap(Snapshot* snapshot, const RendezvousState& next);
+  // Sets the keys the waiters of the state before `next` wait for.
+  Task<void> WakeWaiters(int64_t epoch_before, const RendezvousState& next);
   Task<void> WaitForChange(const Snapshot& snapshot, AsyncStoreClient::Clock::time_point until);
   Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);
   Task<void> AnnounceWaiting(const RendezvousState& state);
