@@ -169,7 +169,8 @@ asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& m
 // "all armed" key, which every member waits for: a member's wait costs one watch and one wake-up
 // whatever the size of the round. (Waiting for every member's mark instead costs each member N
 // watches, and its scan after a tick N round trips: N^2 for the round.) The per-rank marks stay
-// for the scan, which runs only while arming makes no progress: then someone may have died.
+// for the check of the next member, which runs only while arming makes no progress: then someone
+// may have died.
 asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id, int64_t round,
                                int group_rank, const std::vector<RoundMember>& members,
                                Clock::time_point deadline, std::string timeout_message) {
@@ -192,11 +193,16 @@ asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_
     std::vector<std::string> ended{end};
     if (co_await client.Check(ended)) co_return;
     const int64_t now_armed = co_await client.Add(count_key, 0);
-    if (now_armed == armed_count) {  // no progress for a tick: look for a member that died
-      for (size_t rank = 0; rank < members.size(); ++rank) {
-        std::vector<std::string> one{ArmedKey(run_id, round, static_cast<int>(rank))};
-        if (co_await client.Check(one) || co_await MemberAlive(client, members[rank])) continue;
-        RoundEnd notice = ConnectionClosedNotice(members[rank].node, static_cast<int>(rank));
+    if (now_armed == armed_count && members.size() > 1) {
+      // No progress for a tick: a member may have died before arming. Each member looks at the
+      // next one on the ring only (one or two round trips, not 2N each: under load, a busy
+      // store stalls arming for a tick, and N members scanning N members would bury it). Any
+      // dead member is still found: the live member before the first dead one of a run looks
+      // at it, and a dead member that had armed ends the round through its will.
+      const size_t next = (static_cast<size_t>(group_rank) + 1) % members.size();
+      std::vector<std::string> one{ArmedKey(run_id, round, static_cast<int>(next))};
+      if (!co_await client.Check(one) && !co_await MemberAlive(client, members[next])) {
+        RoundEnd notice = ConnectionClosedNotice(members[next].node, static_cast<int>(next));
         notice.detail = "its connection to the store closed during the rendezvous of round " +
                         std::to_string(round);
         co_await PublishRoundEnd(client, run_id, round, notice);
