@@ -52,6 +52,9 @@ std::string DynamicRendezvous::EpochKey(int64_t epoch) const {
 std::string DynamicRendezvous::TicketKey() const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/ticket";
 }
+std::string DynamicRendezvous::PassedKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/passed";
+}
 std::string DynamicRendezvous::TurnKey(int64_t ticket) const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/turn/" + std::to_string(ticket);
 }
@@ -124,19 +127,42 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
 // fails every other write in flight, and each failure carries the whole state back, so N
 // arrivals cost O(N^2) writes (O(N^3) bytes). A host that is about to write first takes a ticket
 // and waits until the previous ticket's holder has written, so the writes come one after the
-// other and nearly all succeed. The turn only orders writes; COMPARE_SET still decides them: a
-// host whose predecessor died (or is stuck) waits at most kTurnWait and then writes anyway.
+// other and nearly all succeed. The turn only orders writes; COMPARE_SET still decides them.
+// A holder that died (or is stuck) never passes its turn: a count of passed turns shows whether
+// the queue moves, and when it has not moved for kTurnWait the next host in line writes anyway
+// (the host behind that one after twice as long, and so on), so that waiting hosts do not all
+// rush the key at once.
 Rendezvous::Task<int64_t> DynamicRendezvous::TakeTurn(Clock::time_point deadline) {
+  constexpr auto kSlice = std::chrono::milliseconds(100);
   const int64_t ticket = co_await client_.Add(TicketKey(), 1);
-  if (ticket == 1) co_return ticket;  // the first ticket of the job has nobody before it
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-  std::vector<std::string> keys{TurnKey(ticket)};
-  co_await client_.Wait(std::move(keys), std::clamp(left, std::chrono::milliseconds(1), kTurnWait));
+  int64_t passed_seen = -1;
+  auto moved_at = Clock::now();
+  while (ticket > 1 && Clock::now() < deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    std::vector<std::string> keys{TurnKey(ticket)};
+    if (co_await client_.Wait(std::move(keys),
+                              std::clamp(left, std::chrono::milliseconds(1), kSlice))) {
+      break;
+    }
+    const int64_t passed = co_await client_.Add(PassedKey(), 0);
+    if (passed != passed_seen) {
+      passed_seen = passed;
+      moved_at = Clock::now();
+      continue;
+    }
+    const int64_t place = std::max<int64_t>(ticket - passed - 1, 1);  // 1: next after the holder
+    if (Clock::now() - moved_at >= kTurnWait * place) {
+      co_await client_.Add(PassedKey(), ticket - 1 - passed);  // the stuck turns count as passed
+      break;
+    }
+  }
   co_return ticket;
 }
 
 Rendezvous::Task<int64_t> DynamicRendezvous::PassTurn(int64_t ticket) {
   co_await client_.Set(TurnKey(ticket + 1), "");
+  co_await client_.Add(PassedKey(), 1);
   co_return kTurnPassed;
 }
 

@@ -44,7 +44,8 @@ class DynamicRendezvous : public Rendezvous {
   // The steps of Next().
   Task<void> PublishSelf();
   // The write turn (see the .cpp): TakeTurn returns this host's ticket once its predecessor
-  // wrote (or after kTurnWait); PassTurn lets the next ticket's holder write.
+  // wrote (or once the queue stood still for kTurnWait per place in it); PassTurn lets the next
+  // ticket's holder write.
   static constexpr int64_t kNoTurn = 0;
   static constexpr int64_t kTurnPassed = -1;
   static constexpr std::chrono::milliseconds kTurnWait{1000};
@@ -76,6 +77,7 @@ class DynamicRendezvous : public Rendezvous {
   std::string EpochKey(int64_t epoch) const;
   std::string TicketKey() const;
   std::string TurnKey(int64_t ticket) const;
+  std::string PassedKey() const;  // how many turns were passed
   std::string NodeKey(const std::string& node_id) const;
   std::string AliveKey(const std::string& node_id) const;  // owned by the node's connection
 
