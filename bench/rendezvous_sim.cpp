@@ -3,7 +3,7 @@
 // its own real connections to one real store (cpplaunch-store, started by the harness).
 //
 //   rendezvous_sim --port P --agents K --total N --run-id ID [--first-index I] [--processes Q]
-//                  [--channel 0|1] [--hold-s S] [--fail 0|1] [--store-pid PID]
+//                  [--channel 0|1] [--hold-s S] [--fail 0|1|2] [--store-pid PID]
 //                  [--timeout-s T] [--keep-alive-ms MS]
 //
 // This process simulates agents I .. I+K-1 of an N-agent job (--nnodes=N); Q processes share the
@@ -15,7 +15,8 @@
 // Q processes meet at a store barrier. --hold-s keeps the channels running (heartbeats at
 // --keep-alive-ms, default torchrun's 5 s) while the store's CPU is sampled from /proc/PID/stat.
 // --fail 1 (the process holding agent 0): agent 0 ends the round with a worker-failure notice
-// and every agent's end handler is timed.
+// and every agent's end handler is timed; --fail 2: another process's agent ends it, this
+// process's handlers are timed.
 // Output: one JSON object on stdout; times are CLOCK_MONOTONIC nanoseconds, comparable between
 // the processes of one run. Exit status 1 when any agent failed or timed out, 2 on bad usage.
 #include <sys/resource.h>
@@ -61,7 +62,7 @@ struct Options {
   std::string run_id;
   bool channel = false;
   double hold_s = 0;
-  bool fail = false;
+  int fail = 0;  // 0: no failure; 1: this process's agent 0 ends the round; 2: another's does
   int store_pid = 0;
   double timeout_s = 120;
   int keep_alive_ms = 5000;
@@ -94,7 +95,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--hold-s")
       o.hold_s = std::atof(v);
     else if (a == "--fail")
-      o.fail = std::atoi(v) != 0;
+      o.fail = std::atoi(v);
     else if (a == "--store-pid")
       o.store_pid = std::atoi(v);
     else if (a == "--timeout-s")
@@ -109,7 +110,8 @@ Options Parse(int argc, char** argv) {
       o.keep_alive_ms <= 0) {
     Usage("--port, --agents, --total (>= --agents), --run-id are required");
   }
-  if (o.fail && !o.channel) Usage("--fail 1 needs --channel 1");
+  if (o.fail < 0 || o.fail > 2) Usage("--fail takes 0, 1 or 2");
+  if (o.fail && !o.channel) Usage("--fail needs --channel 1");
   return o;
 }
 
@@ -291,7 +293,7 @@ class Simulation {
       co_await Barrier("held");
     }
     if (!o_.fail && told_ == 0) co_return;
-    if (o_.fail) {
+    if (o_.fail == 1) {
       co_await Sleep(std::chrono::milliseconds(100));  // every process's WAITs are in place
       RoundEnd notice;
       notice.kind = RoundEndKind::kWorkerFailure;

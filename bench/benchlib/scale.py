@@ -84,7 +84,7 @@ def run_size(b, n, budget_s, hold_s, fd_limit):
             argv = [b.bin["rendezvous_sim"], "--port", str(srv.port), "--agents", str(count),
                     "--total", str(n), "--first-index", str(first), "--processes", str(processes),
                     "--run-id", run_id, "--channel", "1" if channel else "0",
-                    "--hold-s", str(hold_s if channel else 0), "--fail", "1" if channel and p == 0 else "0",
+                    "--hold-s", str(hold_s if channel else 0), "--fail", ("1" if p == 0 else "2") if channel else "0",
                     "--store-pid", str(srv.proc.pid), "--timeout-s", str(budget_s)]
             procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True, env=b.env))
