@@ -685,7 +685,8 @@ int RunCheck(const Options& o) {
 int main(int argc, char** argv) {
   const cpplaunch::Options o = cpplaunch::Parse(argc, argv);
   const long fd_limit = cpplaunch::RaiseFileLimit();
-  if (2L * o.clients + 64 > fd_limit) {
+  const long per_client = o.mode == "storm" && !o.callback_sockets ? 1 : 2;
+  if (per_client * o.clients + 64 > fd_limit) {
     std::fprintf(stderr, "store_load: %d clients need more than the file limit %ld\n", o.clients,
                  fd_limit);
     return 2;

@@ -3,7 +3,10 @@
 // --nnodes=MIN:MAX, and --standalone) between cpplaunch agents: the join algorithm of
 // rendezvous_state.h driven against the store at H:P. The state is one key updated by
 // COMPARE_SET; after each successful write the writer sets a "version" key, and waiting agents
-// hold a WAIT on the next version's key, so they react in milliseconds, without polling.
+// hold a WAIT on the next version's key, so they react in milliseconds, without polling
+// (participants of an incomplete round on the next epoch's key: rendezvous_state.h). Hosts about
+// to write queue for a turn (a ticket counter), so that simultaneous arrivals do not fail each
+// other's writes.
 // Each node holds a liveness key owned by its connection; the write that completes a round first
 // removes participants whose liveness key is gone (they died while the round waited), and the
 // members then arm the round (rendezvous.h).
@@ -40,6 +43,14 @@ class DynamicRendezvous : public Rendezvous {
 
   // The steps of Next().
   Task<void> PublishSelf();
+  // The write turn (see the .cpp): TakeTurn returns this host's ticket once its predecessor
+  // wrote (or once the queue stood still for kTurnWait per place in it); PassTurn lets the next
+  // ticket's holder write.
+  static constexpr int64_t kNoTurn = 0;
+  static constexpr int64_t kTurnPassed = -1;
+  static constexpr std::chrono::milliseconds kTurnWait{1000};
+  Task<int64_t> TakeTurn(Clock::time_point deadline);
+  Task<int64_t> PassTurn(int64_t ticket);
   JoinRequest JoinRequestFor(const std::optional<RoundTransition>& previous) const;
   // Closes the rendezvous with the mismatch and tells a running round; always throws.
   Task<void> RefuseMismatch(Snapshot* snapshot, const JoinDecision& decision);
@@ -48,8 +59,12 @@ class DynamicRendezvous : public Rendezvous {
                          Clock::time_point deadline);
 
   Task<Snapshot> Read();
-  // COMPARE_SET; returns true when `next` was stored. Refreshes *snapshot either way.
+  // COMPARE_SET, then WakeWaiters; returns true when `next` was stored. Refreshes *snapshot
+  // either way.
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
+  Task<bool> CompareAndSwap(Snapshot* snapshot, const RendezvousState& next);
+  // Sets the keys the waiters of the state before `next` wait for.
+  Task<void> WakeWaiters(int64_t epoch_before, const RendezvousState& next);
   Task<void> WaitForChange(const Snapshot& snapshot, AsyncStoreClient::Clock::time_point until);
   Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);
   Task<void> AnnounceWaiting(const RendezvousState& state);
@@ -59,6 +74,10 @@ class DynamicRendezvous : public Rendezvous {
   void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline);
   std::string StateKey() const;
   std::string VersionKey(int64_t version) const;
+  std::string EpochKey(int64_t epoch) const;
+  std::string TicketKey() const;
+  std::string TurnKey(int64_t ticket) const;
+  std::string PassedKey() const;  // how many turns were passed
   std::string NodeKey(const std::string& node_id) const;
   std::string AliveKey(const std::string& node_id) const;  // owned by the node's connection
 

@@ -4,12 +4,13 @@
 //     write a notice there (worker failure, agent stopped, lost peer, membership change, config
 //     error) wins, and every agent hears it within milliseconds, without polling;
 //   - heartbeats: every agent bumps its own counter key every keep_alive_interval / 4 and
-//     watches the others' counters; a counter that stops changing for keep_alive_interval x
-//     keep_alive_max_attempt marks that agent lost (local clocks only, no clock sync needed);
-//     this is for hosts that vanish without closing their connections (power loss, a frozen
-//     host, a cut network): an agent whose connection closes ends the round at once through the
-//     will its rendezvous registered (ArmRound). The agent reporting a lapsed peer also deletes
-//     the peer's liveness key, which releases its node rank for a replacement;
+//     watches the counters of the agents 1, 2, 4, ... group ranks after it (every other agent in
+//     a job of up to 3; N log N reads a tick for the job, not N^2); a counter that stops changing
+//     for keep_alive_interval x keep_alive_max_attempt marks that agent lost (local clocks only, no
+//     clock sync needed); this is for hosts that vanish without closing their connections (power
+//     loss, a frozen host, a cut network): an agent whose connection closes ends the round at once
+//     through the will its rendezvous registered (ArmRound). The agent reporting a lapsed peer also
+//     deletes the peer's liveness key, which releases its node rank for a replacement;
 //   - the exit barrier after success, and a departure step so the agent hosting the store
 //     outlives the others.
 // An agent that loses the store (its host died, the network broke, no answer within

@@ -95,8 +95,10 @@ JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t
   if (size >= next.max_nodes) {
     next.complete = true;
     next.last_call_deadline_ms = 0;
+    ++next.epoch;
   } else if (size >= next.min_nodes && next.last_call_deadline_ms == 0) {
     next.last_call_deadline_ms = now_ms + me.last_call_timeout.count();
+    ++next.epoch;
   }
   return Write(std::move(next));
 }
@@ -104,6 +106,7 @@ JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t
 RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
   RendezvousState next;
   next.version = old.version;
+  next.epoch = old.epoch + 1;
   next.round = std::max(me.min_round, old.round + 1);
   next.restart_count = std::max(old.restart_count, me.restart_count);
   next.min_nodes = old.min_nodes;
@@ -129,6 +132,7 @@ JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& m
     RendezvousState next = state;
     next.complete = true;
     next.last_call_deadline_ms = 0;
+    ++next.epoch;
     return Write(std::move(next));
   }
   return Wait(state, armed ? state.last_call_deadline_ms : 0);
@@ -160,6 +164,7 @@ JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me)
 std::string RendezvousState::Encode() const {
   TextRecordBuilder out;
   out.AddInt("version", version)
+      .AddInt("epoch", epoch)
       .AddInt("round", round)
       .AddInt("restart_count", restart_count)
       .AddInt("min_nodes", min_nodes)
@@ -189,6 +194,10 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
       !fields->GetInt64In("last_call_deadline_ms", 0, INT64_MAX, &state.last_call_deadline_ms,
                           error) ||
       !fields->GetText("closed_reason", limits::kMaxDetailBytes, &state.closed_reason, error)) {
+    return std::nullopt;
+  }
+  if (!fields->Text("epoch").empty() &&
+      !fields->GetInt64In("epoch", 0, INT64_MAX, &state.epoch, error)) {
     return std::nullopt;
   }
   state.complete = complete != 0;
@@ -255,8 +264,10 @@ RendezvousState WithoutNode(RendezvousState state, std::string_view node_id) {
   // ranks are handed out already.
   if (!state.complete) {
     Erase(&state.participants, node_id);
-    if (static_cast<int>(state.participants.size()) < state.min_nodes) {
+    if (static_cast<int>(state.participants.size()) < state.min_nodes &&
+        state.last_call_deadline_ms != 0) {
       state.last_call_deadline_ms = 0;
+      ++state.epoch;
     }
   }
   ++state.version;
@@ -267,6 +278,7 @@ RendezvousState Closed(RendezvousState state, std::string reason) {
   state.closed = true;
   state.closed_reason = std::move(reason);
   ++state.version;
+  ++state.epoch;
   return state;
 }
 

@@ -29,6 +29,11 @@ namespace cpplaunch {
 
 struct RendezvousState {
   int64_t version = 0;  // bumped by every write; waiters wait for version + 1
+  // Bumped by the writes a participant of an incomplete round must see: the round completes, is
+  // closed or replaced by a newer one, or its last-call deadline is armed or disarmed. Such a
+  // participant waits for epoch + 1 instead of version + 1, so that N joins wake it once, not N
+  // times. Optional on the wire (0 when absent).
+  int64_t epoch = 0;
   int64_t round = 0;
   int restart_count = 0;  // failure-triggered restarts so far (job-wide)
   int min_nodes = 0;      // recorded by the first node, checked against every later node

@@ -215,34 +215,51 @@ asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& m
   co_return holder == member.node.node_id;
 }
 
+// The armed marks are counted (one ADD each) and the member that completes the count sets one
+// "all armed" key, which every member waits for: a member's wait costs one watch and one wake-up
+// whatever the size of the round. (Waiting for every member's mark instead costs each member N
+// watches, and its scan after a tick N round trips: N^2 for the round.) The per-rank marks stay
+// for the check of the next member, which runs only while arming makes no progress: then someone
+// may have died.
 asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id, int64_t round,
                                int group_rank, const std::vector<RoundMember>& members,
                                Clock::time_point deadline, std::string timeout_message) {
-  // Arming normally takes one round trip per member; the tick only bounds how long a member that
-  // died before arming goes unnoticed.
+  // Arming normally takes a few round trips; the tick only bounds how long a member that died
+  // before arming goes unnoticed.
   constexpr auto kTick = std::chrono::milliseconds(50);
   const std::string end = EndKey(run_id, round);
+  const std::string count_key = rendezvous_keys::Round(run_id, round) + "armed_count";
+  const std::string all_armed = rendezvous_keys::Round(run_id, round) + "all_armed";
   co_await client.CancelWills();
   Bytes will = ConnectionClosedNotice(members.at(group_rank).node, group_rank).Encode();
   co_await client.Will(end, std::move(will));
   co_await client.Set(ArmedKey(run_id, round, group_rank), "");
-  std::vector<std::string> armed;
-  for (size_t rank = 0; rank < members.size(); ++rank) {
-    armed.push_back(ArmedKey(run_id, round, static_cast<int>(rank)));
-  }
+  const auto size = static_cast<int64_t>(members.size());
+  int64_t armed_count = co_await client.Add(count_key, 1);
+  if (armed_count == size) co_await client.Set(all_armed, "");
   for (;;) {
-    if (co_await client.Wait(armed, kTick)) co_return;
+    std::vector<std::string> done{all_armed};
+    if (co_await client.Wait(done, kTick)) co_return;
     std::vector<std::string> ended{end};
     if (co_await client.Check(ended)) co_return;
-    for (size_t rank = 0; rank < members.size(); ++rank) {
-      std::vector<std::string> one{armed[rank]};
-      if (co_await client.Check(one) || co_await MemberAlive(client, members[rank])) continue;
-      RoundEnd notice = ConnectionClosedNotice(members[rank].node, static_cast<int>(rank));
-      notice.detail = "its connection to the store closed during the rendezvous of round " +
-                      std::to_string(round);
-      co_await PublishRoundEnd(client, run_id, round, notice);
-      co_return;
+    const int64_t now_armed = co_await client.Add(count_key, 0);
+    if (now_armed == armed_count && members.size() > 1) {
+      // No progress for a tick: a member may have died before arming. Each member looks at the
+      // next one on the ring only (one or two round trips, not 2N each: under load, a busy
+      // store stalls arming for a tick, and N members scanning N members would bury it). Any
+      // dead member is still found: the live member before the first dead one of a run looks
+      // at it, and a dead member that had armed ends the round through its will.
+      const size_t next = (static_cast<size_t>(group_rank) + 1) % members.size();
+      std::vector<std::string> one{ArmedKey(run_id, round, static_cast<int>(next))};
+      if (!co_await client.Check(one) && !co_await MemberAlive(client, members[next])) {
+        RoundEnd notice = ConnectionClosedNotice(members[next].node, static_cast<int>(next));
+        notice.detail = "its connection to the store closed during the rendezvous of round " +
+                        std::to_string(round);
+        co_await PublishRoundEnd(client, run_id, round, notice);
+        co_return;
+      }
     }
+    armed_count = now_armed;
     if (Clock::now() >= deadline) throw RendezvousError(timeout_message);
   }
 }

@@ -71,10 +71,12 @@ boost::asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMe
 // Makes this agent's death end `round` for everybody, then waits until every member did so.
 // Registers a will on the round's end key (a kPeerLost notice naming this agent: its connection to
 // the store closed; earlier wills of this connection are cancelled first), marks itself armed,
-// and waits for every member's armed mark. A member that is not armed and whose liveness key is
-// gone died in between: the round is ended with a kPeerLost notice for it, since its will may never
-// come. Returns as well when the round already ended (the job channel then delivers the end at
-// once). Throws RendezvousError(`timeout_message`) at `deadline`.
+// and waits until every member did (one counter and one "all armed" key, so that a round of N
+// members costs O(N) store work, not N^2). A member that is not armed and whose liveness key is
+// gone died in between: while arming makes no progress, each member checks the next member on
+// the ring of group ranks, and ends the round with a kPeerLost notice for a dead one, since its
+// will may never come. Returns as well when the round already ended (the job channel then delivers
+// the end at once). Throws RendezvousError(`timeout_message`) at `deadline`.
 //
 // Why arm at all: a member's death must end the round from the moment the others may count it,
 // and a will registered by each agent only after it saw the round complete would leave a gap in

@@ -14,9 +14,9 @@ SERVER_LABEL = {"cpplaunch": "cpplaunch store", "libtorch": "LibTorch 1.13 TCPSt
 class Server:
     """A store server process started for the benchmarks; prints its port on its first line."""
 
-    def __init__(self, b, kind):
+    def __init__(self, b, kind, extra=()):
         self.kind = kind
-        argv = [b.bin["cpplaunch-store"]] if kind == "cpplaunch" else [b.bin["libtorch_store_server"]]
+        argv = ([b.bin["cpplaunch-store"]] if kind == "cpplaunch" else [b.bin["libtorch_store_server"]]) + list(extra)
         self.argv = argv
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, env=b.env)

@@ -247,5 +247,36 @@ TEST_CASE("Dynamic rendezvous does not count a host that died before the round c
   }
 }
 
+TEST_CASE("Dynamic rendezvous: hosts take turns to write, and a dead turn holder delays by 1 s",
+          "[rendezvous][dynamic]") {
+  // A host that took the first write ticket and died never passes its turn: the next ticket's
+  // holder waits at most kTurnWait (1 s), then writes anyway, and the others follow in turn.
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  AsyncStoreClient dead(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto taken = SpawnBody(io, [&]() -> asio::awaitable<int64_t> {
+    co_await dead.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
+    co_return co_await dead.Add(rendezvous_keys::Base("elastic") + "dynamic/ticket", 1);
+  });
+  RunUntil(
+      io, [&] { return taken->done; }, 3000ms);
+  REQUIRE(taken->get() == 1);
+  dead.Close();
+  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
+  Results results;
+  const auto started = Clock::now();
+  for (int id = 0; id < 3; ++id) {
+    agents.push_back(
+        std::make_unique<DynamicRendezvous>(io.get_executor(), Settings(server.port(), id, 3, 3)));
+    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+  }
+  RunUntil(
+      io, [&] { return AllDone(results); }, 4000ms);
+  const auto elapsed = Clock::now() - started;
+  for (const auto& result : results) CHECK(result->get().group_world_size() == 3);
+  CHECK(elapsed >= 900ms);  // the turn was waited for
+  CHECK(elapsed < 2500ms);  // once: the later tickets were passed on at once
+}
+
 }  // namespace
 }  // namespace cpplaunch

@@ -151,6 +151,34 @@ TEST_CASE("JobChannel: an agent that stops heartbeating is reported lost in time
   CHECK_FALSE(agents[1]->seen);  // a stopped channel reports nothing
 }
 
+TEST_CASE("JobChannel: agents watch a few peers each, and a block of silent neighbours is found",
+          "[rendezvous][job_channel]") {
+  // In a job of 9 each agent reads only the counters 1, 2, 4 and 8 ranks after it; ranks 3-5 go
+  // silent together, and rank 2 (just before them) reports the first of them within the limit.
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto agents = StartAgents(io, server.port(), 9, 100ms);
+  RunUntil(
+      io, [&] { return false; }, 200ms);
+  auto died_at = Clock::now();
+  for (int rank : {3, 4, 5}) agents[rank]->channel->Stop();
+  RunUntil(
+      io,
+      [&] {
+        for (int rank : {0, 1, 2, 6, 7, 8})
+          if (!agents[rank]->seen) return false;
+        return true;
+      },
+      3000ms);
+  for (int rank : {0, 1, 2, 6, 7, 8}) {
+    REQUIRE(agents[rank]->seen);
+    CHECK(agents[rank]->seen->kind == RoundEndKind::kPeerLost);
+    CHECK(agents[rank]->seen->node_rank >= 3);
+    CHECK(agents[rank]->seen->node_rank <= 5);
+    CHECK(agents[rank]->seen_at - died_at <= 300ms + 50ms);
+  }
+}
+
 TEST_CASE("JobChannel: losing the store ends the round locally", "[rendezvous][job_channel]") {
   asio::io_context io;
   auto server = std::make_unique<StoreServer>(io, testing::LoopbackServer());

@@ -266,5 +266,43 @@ TEST_CASE("Many nodes joining in any order agree on ranks", "[rendezvous][state]
   CHECK(by_rank.begin()->second == "node100");
 }
 
+TEST_CASE("The epoch moves only on what waiting participants must see", "[rendezvous][state]") {
+  Table table;
+  table.Step(Node("a", 3, 4), 0);
+  const int64_t first = table.state->epoch;
+  table.Step(Node("b", 3, 4), 0);
+  CHECK(table.state->epoch == first);  // a join that neither arms nor completes
+  table.Step(Node("c", 3, 4), 0);      // MIN reached: the last call is armed
+  CHECK(table.state->epoch == first + 1);
+  table.Step(Node("d", 3, 4), 0);  // MAX: complete
+  CHECK(table.state->epoch == first + 2);
+  CHECK(Closed(*table.state, "done").epoch == first + 3);
+
+  Table shrinking;
+  shrinking.Step(Node("a", 2, 3), 0);
+  shrinking.Step(Node("b", 2, 3), 0);
+  const int64_t armed = shrinking.state->epoch;
+  CHECK(WithoutNode(*shrinking.state, "b").epoch == armed + 1);  // the last call is disarmed
+  CHECK(WithoutNode(WithoutNode(*shrinking.state, "b"), "a").epoch == armed + 1);
+}
+
+TEST_CASE("A state without an epoch (an older agent's) decodes with epoch 0",
+          "[rendezvous][state]") {
+  RendezvousState state;
+  state.min_nodes = state.max_nodes = 1;
+  state.epoch = 5;
+  std::string text = state.Encode();
+  const auto at = text.find("epoch=5\n");
+  REQUIRE(at != std::string::npos);
+  text.erase(at, 8);
+  std::string error;
+  auto decoded = RendezvousState::Decode(text, &error);
+  REQUIRE(decoded);
+  CHECK(decoded->epoch == 0);
+  std::string negative = state.Encode();
+  negative.replace(negative.find("epoch=5"), 7, "epoch=-1");
+  CHECK_FALSE(RendezvousState::Decode(negative, &error));
+}
+
 }  // namespace
 }  // namespace cpplaunch

@@ -55,6 +55,73 @@ struct Fixture {
   }
 };
 
+std::vector<RoundMember> Members(int count) {
+  std::vector<RoundMember> members;
+  for (int rank = 0; rank < count; ++rank) {
+    RoundMember member;
+    member.node.node_id = "n" + std::to_string(rank);
+    member.node.hostname = "host" + std::to_string(rank);
+    member.liveness_key = "cpplaunch/job/alive/n" + std::to_string(rank);
+    members.push_back(member);
+  }
+  return members;
+}
+
+TEST_CASE("ArmRound: every member armed, everybody goes on", "[rendezvous][store_steps]") {
+  Fixture f;
+  const auto members = Members(2);
+  auto a = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await ArmRound(f.a, "job", 0, 0, members, Clock::now() + 3s, "timeout");
+  });
+  auto b = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await ArmRound(f.b, "job", 0, 1, members, Clock::now() + 3s, "timeout");
+  });
+  RunUntil(
+      f.io, [&] { return a->done && b->done; }, 5000ms);
+  CHECK(a->message() == "");
+  CHECK(b->message() == "");
+  auto end = SpawnBody(f.io, [&]() -> asio::awaitable<std::optional<Bytes>> {
+    co_return co_await ReadIfPresent(f.a, EndKey("job", 0));
+  });
+  RunUntil(
+      f.io, [&] { return end->done; }, 5000ms);
+  CHECK_FALSE(end->get());  // nobody ended the round
+}
+
+TEST_CASE("ArmRound: a member that died before arming is found by the member before it",
+          "[rendezvous][store_steps]") {
+  // Of 3 members, rank 2 never arms and holds no liveness key (its agent died after the round
+  // completed). Rank 1, just before it on the ring, ends the round naming it; rank 0 returns too.
+  Fixture f;
+  const auto members = Members(3);
+  const auto started = Clock::now();
+  auto r0 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await ArmRound(f.a, "job", 0, 0, members, Clock::now() + 3s, "timeout");
+  });
+  auto r1 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await ArmRound(f.b, "job", 0, 1, members, Clock::now() + 3s, "timeout");
+  });
+  RunUntil(
+      f.io, [&] { return r0->done && r1->done; }, 5000ms);
+  CHECK(r0->message() == "");
+  CHECK(r1->message() == "");
+  CHECK(Clock::now() - started < 1s);
+  auto end = SpawnBody(f.io, [&]() -> asio::awaitable<std::optional<Bytes>> {
+    co_return co_await ReadIfPresent(f.a, EndKey("job", 0));
+  });
+  RunUntil(
+      f.io, [&] { return end->done; }, 5000ms);
+  auto value = end->get();
+  REQUIRE(value);
+  std::string error;
+  auto notice = RoundEnd::Decode(*value, &error);
+  REQUIRE(notice);
+  CHECK(notice->kind == RoundEndKind::kPeerLost);
+  CHECK(notice->node_rank == 2);
+  CHECK(notice->host == "host2");
+  CHECK_THAT(notice->detail, Catch::Contains("during the rendezvous of round 0"));
+}
+
 TEST_CASE("PublishRoundEnd: the first notice of a round is everybody's",
           "[rendezvous][store_steps]") {
   Fixture f;

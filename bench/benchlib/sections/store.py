@@ -1,5 +1,6 @@
 """Report section 4 (store throughput): prose (with the measured CPU count), the table, the
-correctness check, the figure and the 2x-LibTorch goals."""
+correctness check, the figure and the goals on the server's CPU per request (at most 0.6x
+LibTorch's at 1, 10 and 100 clients)."""
 
 from ..machine import cpus_text
 from ..plots import plot_lines
@@ -8,7 +9,8 @@ from ..servers import SERVER_LABEL
 from ..stats import fmt, fmt_stats, scale
 
 HEADER = ["K clients", "server", "kops/s", "p50 µs", "p99 µs", "server CPU µs/request",
-          "load generator CPU µs/request", "vs LibTorch (kops/s)", "ok runs"]
+          "server CPU in the kernel", "load generator CPU µs/request", "vs LibTorch (kops/s)",
+          "vs LibTorch (server CPU/request)", "ok runs"]
 
 
 def intro(seconds):
@@ -44,36 +46,46 @@ def check_paragraph(checks):
                       for k, c in checks.items()) + ".")
 
 
-def row(k, kind, d, base):
+def row(k, kind, d, base, base_cpu):
     ratio = (d["ops_per_s"]["median"] / base["median"]
              if (kind == "cpplaunch" and base and d["ops_per_s"]) else None)
+    cpu_ratio = (d["cpu_us"]["median"] / base_cpu["median"]
+                 if (kind == "cpplaunch" and base_cpu and d["cpu_us"]) else None)
     ok = [r for r in d["runs"] if r.get("exit_code") == 0]
     return [str(k), SERVER_LABEL[kind], fmt_stats(d["ops_per_s"], 1 / 1000, 1), fmt_stats(d["p50_us"]),
             fmt_stats(d["p99_us"]), fmt_stats(d["cpu_us"], digits=1),
+            f"{d['sys_share']['median'] * 100:.0f}%" if d.get("sys_share") else "n/a",
             fmt(d["driver_cpu_us"]["median"], 1) if d["driver_cpu_us"] else "n/a",
-            f"{ratio:.2f}x" if ratio else "–", f"{len(ok)}/{len(d['runs'])}"]
+            f"{ratio:.2f}x" if ratio else "–", f"{cpu_ratio:.2f}x" if cpu_ratio else "–",
+            f"{len(ok)}/{len(d['runs'])}"]
 
 
 def rows_for(raw, ks, kinds):
     rows = []
     for k in ks:
         base = raw[f"libtorch/{k}"]["ops_per_s"] if "libtorch" in kinds else None
-        rows += [row(k, kind, raw[f"{kind}/{k}"], base) for kind in kinds]
+        base_cpu = raw[f"libtorch/{k}"]["cpu_us"] if "libtorch" in kinds else None
+        rows += [row(k, kind, raw[f"{kind}/{k}"], base, base_cpu) for kind in kinds]
     return rows
 
 
+CPU_GOAL = 0.6  # the server's CPU per request at most this fraction of LibTorch's
+
+
 def goals(raw, kinds):
+    """The server's CPU per request beside LibTorch's at 1, 10 and 100 clients. (Throughput is in
+    the table, but with the load generator on the same cores it measures the machine, not the
+    server: see the CPU paragraph.)"""
     if not ("cpplaunch" in kinds and "libtorch" in kinds):
-        return [("Store throughput at 10 and 100 clients at least 2x LibTorch's server",
-                 "cpplaunch's store server not available in this run", None)]
+        return [(f"Store CPU per request at most {CPU_GOAL}x LibTorch's server",
+                 "both servers are needed and one was not available in this run", None)]
     out = []
-    for k in (10, 100):
-        ours, theirs = raw[f"cpplaunch/{k}"]["ops_per_s"], raw[f"libtorch/{k}"]["ops_per_s"]
+    for k in (1, 10, 100):
+        ours, theirs = raw[f"cpplaunch/{k}"]["cpu_us"], raw[f"libtorch/{k}"]["cpu_us"]
         if ours and theirs:
             ratio = ours["median"] / theirs["median"]
-            out.append((f"Store throughput at {k} clients at least 2x LibTorch's server",
-                        f"{ratio:.2f}x ({ours['median'] / 1000:.1f} vs {theirs['median'] / 1000:.1f} kops/s)",
-                        ratio >= 2))
+            out.append((f"Store CPU per request at {k} clients at most {CPU_GOAL}x LibTorch's server",
+                        f"{ratio:.2f}x ({ours['median']:.1f} vs {theirs['median']:.1f} µs)", ratio <= CPU_GOAL))
     return out
 
 

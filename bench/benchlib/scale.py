@@ -1,0 +1,142 @@
+"""Benchmark 8, rendezvous at scale by simulation: N agents, each running the agent's real
+DynamicRendezvous and JobChannel with its own connections to one cpplaunch-store, many agents per
+bench/rendezvous_sim process. Per size: the rendezvous (last join to every agent holding the
+round), the store's CPU and peak RSS, the heartbeat load at the default keep-alive, and the
+failure fan-out (one agent ends the round; time until every agent was told). Returns data only."""
+
+import json
+import re
+import resource
+import subprocess
+import time
+from pathlib import Path
+
+from .running import log
+from .servers import Server
+
+CONNECTIONS_PER_AGENT = 4  # rendezvous + the job channel's watch, heartbeat and control
+AGENTS_PER_PROCESS = 2000  # 8,000 connections: under any process's file limit here
+FD_MARGIN = 100
+
+
+def measure(b):
+    """{"raw": {"scale": {"N": {...}}}, "sizes", "budget_s", "hold_s", "skipped", "fd_limit"}"""
+    log("rendezvous at scale (simulated agents)")
+    sizes = [64, 256] if b.quick else [64, 256, 1000, 4000, 10000]
+    budget_s = b.reps(30, 150)
+    hold_s = b.reps(3, 10)
+    fd_limit = soft_fd_limit()  # scripts/bench raised it for itself and what it starts
+    out, skipped = {}, None
+    if not (b.tool("rendezvous_sim") and b.tool("cpplaunch-store")):
+        return {"raw": {}, "sizes": sizes, "missing": True}
+    for n in sizes:
+        if skipped:
+            break
+        r = run_size(b, n, budget_s, hold_s, fd_limit)
+        out[str(n)] = r
+        if not r["ok"]:
+            skipped = {"after": n, "why": "failed"}
+        elif too_big(r, n, sizes):
+            skipped = {"after": n, "why": too_big(r, n, sizes)}
+        elif r["rdzv_s"] > budget_s / 8:
+            skipped = {"after": n, "why": f"took {r['rdzv_s']:.1f} s, over {budget_s / 8:g} s "
+                                          f"(the next size would exceed {budget_s:g} s if it grows "
+                                          "quadratically)"}
+    return {"raw": {"scale": out}, "sizes": sizes, "budget_s": budget_s, "hold_s": hold_s,
+            "skipped": skipped, "fd_limit": fd_limit}
+
+
+def too_big(r, n, sizes):
+    """Why the size after n must not run on this machine's memory, or None. Every agent holds
+    every member's node record, so the simulating processes' memory grows as N^2."""
+    later = [m for m in sizes if m > n]
+    rss_kb = sum(d.get("sim_max_rss_kb", 0) for d in r["parts"])
+    if not later or not rss_kb:
+        return None
+    need_gb = rss_kb * (later[0] / n) ** 2 / 2**20
+    avail_gb = int(re.search(r"MemAvailable:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) / 2**20
+    if need_gb <= avail_gb / 2:
+        return None
+    return (f"would need about {need_gb:.0f} GB for {later[0]:,} simulated agents (every agent holds every "
+            f"member's node record: N² records; {rss_kb / 2**20:.1f} GB at {n:,}), over half of the "
+            f"{avail_gb:.0f} GB available")
+
+
+def soft_fd_limit():
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def run_size(b, n, budget_s, hold_s, fd_limit):
+    """One job of n simulated agents against a fresh store."""
+    # The store holds every agent's connections; with fewer descriptors than the job channel
+    # needs, only the rendezvous (one connection per agent) is simulated.
+    channel = n * CONNECTIONS_PER_AGENT + FD_MARGIN <= fd_limit
+    per_process = AGENTS_PER_PROCESS if channel else fd_limit - FD_MARGIN
+    processes = -(-n // per_process)
+    log(f"  N={n}: {processes} process(es), job channel {'on' if channel else 'off (fd limit)'}")
+    srv = Server(b, "cpplaunch", extra=["--max-connections", str(fd_limit)])
+    run_id = f"scale{n}x{time.monotonic_ns()}"
+    procs = []
+    try:
+        for p in range(processes):
+            first = p * per_process
+            count = min(per_process, n - first)
+            argv = [b.bin["rendezvous_sim"], "--port", str(srv.port), "--agents", str(count),
+                    "--total", str(n), "--first-index", str(first), "--processes", str(processes),
+                    "--run-id", run_id, "--channel", "1" if channel else "0",
+                    "--hold-s", str(hold_s if channel else 0), "--fail", ("1" if p == 0 else "2") if channel else "0",
+                    "--store-pid", str(srv.proc.pid), "--timeout-s", str(budget_s)]
+            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, env=b.env))
+        parts = [collect(p, budget_s) for p in procs]
+        peak_rss_kb = vm_hwm_kb(srv.proc.pid)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        srv.stop()
+    return summarize(n, channel, processes, parts, peak_rss_kb, procs[0].args)
+
+
+def collect(proc, budget_s):
+    try:
+        out, err = proc.communicate(timeout=3 * budget_s + 60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    try:
+        d = json.loads(out)
+    except json.JSONDecodeError:
+        d = {"ok": False, "first_error": (out + err)[-300:]}
+    d["exit_code"] = proc.returncode
+    return d
+
+
+def vm_hwm_kb(pid):
+    m = re.search(r"VmHWM:\s+(\d+)", Path(f"/proc/{pid}/status").read_text())
+    return int(m.group(1)) if m else None
+
+
+def summarize(n, channel, processes, parts, peak_rss_kb, argv):
+    ok = all(d.get("ok") for d in parts)
+    r = {"n": n, "channel": channel, "processes": processes, "ok": ok, "parts": parts,
+         "store_peak_rss_mb": peak_rss_kb / 1024 if peak_rss_kb else None,
+         "command": " ".join(str(a) for a in argv),
+         "errors": sorted({d.get("first_error", "")[:200] for d in parts if d.get("first_error")})}
+    if not all("last_holding_ns" in d for d in parts):
+        return r
+    holding = [d["last_holding_ns"] for d in parts]
+    r["rdzv_s"] = (max(holding) - max(d["last_join_ns"] for d in parts)) / 1e9
+    r["all_joined_s"] = (max(holding) - min(d["first_join_ns"] for d in parts)) / 1e9
+    r["store_cpu_rdzv_s"] = max(d["store_cpu_held_s"] for d in parts) - min(d["store_cpu_start_s"] for d in parts)
+    r["sim_cpu_s"] = sum(d["sim_cpu_s"] for d in parts)
+    if channel:
+        first = parts[0]
+        r["hold_s"] = first.get("hold_s")
+        r["ended_during_hold"] = sum(d.get("ended_during_hold", 0) for d in parts)
+        if first.get("hold_s"):
+            r["heartbeat_store_cpu_share"] = first["hold_store_cpu_s"] / first["hold_s"]
+        if first.get("fail_ns") and all(d.get("told") == d.get("agents") for d in parts):
+            r["fanout_s"] = (max(d["last_told_ns"] for d in parts) - first["fail_ns"]) / 1e9
+    return r
