@@ -89,6 +89,10 @@ void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostPr
     result.message = HelpText();
     return;
   }
+  if (split.version) {
+    result.status = ParseStatus::kVersion;
+    return;
+  }
   CheckEnvironmentTypes(raw);
   if (!split.script) {
     UsageError("the following arguments are required: training_script, training_script_args");
@@ -108,6 +112,7 @@ ExitCode ExitCodeFor(ParseStatus status) {
   switch (status) {
     case ParseStatus::kOk:
     case ParseStatus::kHelp:
+    case ParseStatus::kVersion:
       return ExitCode::kSuccess;
     case ParseStatus::kUsageError:
     case ParseStatus::kRefused:
