@@ -99,52 +99,60 @@ std::string ZshSpec(const OptionSpec& spec) {
   return spec_text + "'";
 }
 
+// bash splits "--engine=sl" at '=' (COMP_WORDBREAKS): the words are "--engine" "=" "sl".
+constexpr std::string_view kBashTemplate =
+    R"(# bash completion for cpplaunch, generated from its option table
+# (launcher/cli/option_table.cpp).
+_cpplaunch() {
+  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} option="" i
+  local options="@OPTIONS@"
+  local valued=" @VALUED@ "
+  # The first word that is neither an option nor an option's value is the script:
+  # from there on, the script's own arguments (file names, -o default).
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    if [[ ${COMP_WORDS[i]} == "=" ]]; then
+      ((i++))
+    elif [[ ${COMP_WORDS[i]} == -* ]]; then
+      if [[ $valued == *" ${COMP_WORDS[i]} "* && ${COMP_WORDS[i+1]} != "=" ]]; then
+        ((i++))
+      fi
+    else
+      return 0
+    fi
+  done
+  if [[ $cur == "=" ]]; then
+    option=$prev
+    cur=""
+  elif [[ $prev == "=" ]]; then
+    option=${COMP_WORDS[COMP_CWORD-2]}
+  elif [[ $valued == *" $prev "* ]]; then
+    option=$prev
+  fi
+  if [[ -n $option ]]; then
+    case $option in
+@CHOICES@
+    esac
+    return 0
+  fi
+  if [[ $cur == -* ]]; then
+    COMPREPLY=($(compgen -W "$options" -- "$cur"))
+  fi
+}
+complete -o default -F _cpplaunch cpplaunch
+)";
+
+void Replace(std::string& text, std::string_view placeholder, const std::string& value) {
+  text.replace(text.find(placeholder), placeholder.size(), value);
+}
+
 }  // namespace
 
 std::string BashCompletion() {
-  return "# bash completion for cpplaunch, generated from its option table\n"
-         "# (launcher/cli/option_table.cpp).\n"
-         "_cpplaunch() {\n"
-         "  local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} option=\"\" i\n"
-         "  local options=\"" +
-         AllSpellings(false) +
-         "\"\n"
-         "  local valued=\" " +
-         AllSpellings(true) +
-         " \"\n"
-         // bash splits "--engine=sl" at '=' (COMP_WORDBREAKS): "--engine" "=" "sl".
-         "  # The first word that is neither an option nor an option's value is the script:\n"
-         "  # from there on, the script's own arguments (file names, -o default).\n"
-         "  for ((i = 1; i < COMP_CWORD; i++)); do\n"
-         "    if [[ ${COMP_WORDS[i]} == \"=\" ]]; then\n"
-         "      ((i++))\n"
-         "    elif [[ ${COMP_WORDS[i]} == -* ]]; then\n"
-         "      if [[ $valued == *\" ${COMP_WORDS[i]} \"* && ${COMP_WORDS[i+1]} != \"=\" ]]; then\n"
-         "        ((i++))\n"
-         "      fi\n"
-         "    else\n"
-         "      return 0\n"
-         "    fi\n"
-         "  done\n"
-         "  if [[ $cur == \"=\" ]]; then\n"
-         "    option=$prev\n"
-         "    cur=\"\"\n"
-         "  elif [[ $prev == \"=\" ]]; then\n"
-         "    option=${COMP_WORDS[COMP_CWORD-2]}\n"
-         "  elif [[ $valued == *\" $prev \"* ]]; then\n"
-         "    option=$prev\n"
-         "  fi\n"
-         "  if [[ -n $option ]]; then\n"
-         "    case $option in\n" +
-         BashChoiceCases() +
-         "    esac\n"
-         "    return 0\n"
-         "  fi\n"
-         "  if [[ $cur == -* ]]; then\n"
-         "    COMPREPLY=($(compgen -W \"$options\" -- \"$cur\"))\n"
-         "  fi\n"
-         "}\n"
-         "complete -o default -F _cpplaunch cpplaunch\n";
+  std::string script(kBashTemplate);
+  Replace(script, "@OPTIONS@", AllSpellings(false));
+  Replace(script, "@VALUED@", AllSpellings(true));
+  Replace(script, "@CHOICES@\n", BashChoiceCases());
+  return script;
 }
 
 std::string ZshCompletion() {
