@@ -7,19 +7,29 @@
 #include <chrono>
 #include <csignal>
 #include <exception>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/exit_code.h"
 #include "launcher/agent/attempt_failures.h"
 #include "launcher/agent/error_file.h"
+#include "launcher/agent/exit_explanation.h"
 #include "launcher/agent/failure_report.h"
+#include "launcher/agent/hang_report.h"
+#include "launcher/agent/hang_setup.h"
+#include "launcher/agent/hang_watch.h"
 #include "launcher/agent/host_info.h"
 #include "launcher/agent/job.h"
+#include "launcher/agent/job_exit_status.h"
 #include "launcher/agent/libuv_hint.h"
 #include "launcher/agent/log_dir.h"
 #include "launcher/agent/multi_host_job.h"
+#include "launcher/agent/oom_watch.h"
+#include "launcher/agent/proc_reader.h"
 #include "launcher/agent/process_capacity.h"
+#include "launcher/agent/program_check.h"
 #include "launcher/agent/single_host_job.h"
 #include "launcher/agent/start_store.h"
 #include "launcher/agent/store_security.h"
@@ -48,6 +58,8 @@ constexpr milliseconds kDrainGrace{2000};
 constexpr milliseconds kStoreLinger{3000};
 // Bound on flushing the agent's own console at exit.
 constexpr milliseconds kFinalFlush{5000};
+// After a hang, how long the workers get to dump their stacks (SIGABRT) before the teardown.
+constexpr milliseconds kStackGrace{2000};
 
 // Where the agent is in its story. Signals and late callbacks are handled by this alone.
 enum class AgentState {
@@ -75,7 +87,8 @@ class Agent::Impl {
                           ? nullptr
                           : std::make_unique<ConsoleWriter>(io_, parts_.stderr_fd)),
         err_(separate_err_ ? *separate_err_ : out_),
-        linger_timer_(io_) {}
+        linger_timer_(io_),
+        stack_timer_(io_) {}
 
   // The whole story; the steps below run in this order, attempt after attempt.
   int Run() {
@@ -99,6 +112,8 @@ class Agent::Impl {
     // rendezvous -> specs -> spawn -> supervise -> conclude -> (next attempt | end)
     boost::asio::post(io_, [this] { StartAttempt(); });
     io_.run();
+    // --exit-code=worker: the root-cause worker's own code instead of torchrun's 1.
+    if (exit_code_ == ExitCode::kFailure && worker_status_) return *worker_status_;
     return ProcessExitCode(exit_code_);
   }
 
@@ -116,7 +131,7 @@ class Agent::Impl {
     // The job sees each exit before the supervisor does: a local failure reaches the other
     // hosts at once, not after the local teardown.
     tapped_group_ = std::make_unique<TappedWorkerGroup>(
-        *group_, [this](const WorkerExitEvent& event) { job_->OnWorkerExit(event); });
+        *group_, [this](const WorkerExitEvent& event) { OnWorkerExit(event); });
     supervisor_ = std::make_unique<Supervisor>(
         *tapped_group_,
         SupervisorConfig{.shutdown_timeout = options_.shutdown_timeout,
@@ -125,8 +140,12 @@ class Agent::Impl {
                          // the shutdown timeout.
                          .stop_signal = SIGTERM,
                          .before_failure_teardown = [this](std::function<void()> proceed) {
-                           job_->BeforeFailureTeardown(std::move(proceed));
+                           HoldForStacks(std::move(proceed));
                          }});
+    if (options_.hang_timeout) {
+      hang_ = std::make_unique<HangWatch>(
+          io_, *options_.hang_timeout, [this] { return group_->live(); }, [this] { OnHang(); });
+    }
     std::vector<int> watched = options_.signals_to_handle;
     watched.insert(watched.end(), options_.forward_signals.begin(), options_.forward_signals.end());
     signals_ = std::make_unique<SignalWatch>(io_, watched, [this](int signo) { OnSignal(signo); });
@@ -170,14 +189,23 @@ class Agent::Impl {
     try {
       log_dir_->PrepareAttempt(round.restart_count, layout.local_world_size);
       output_ = std::make_unique<WorkerOutput>(io_, out_, err_);
+      if (hang_) {
+        output_->Observe([this](int local_rank, bool is_stderr, std::string_view bytes) {
+          hang_->OnOutput(local_rank, is_stderr, bytes);
+        });
+      }
       std::string error;
       const AttemptFacts facts{job_->run_id(), round.master_addr, round.master_port,
                                round.restart_count};
       auto specs = BuildWorkerSpecs(options_, env_, layout, facts, *log_dir_, &error);
       if (!specs) return Fail(error);
+      if (hang_) {
+        for (WorkerSpec& spec : *specs) PrepareForHangWatch(spec);
+      }
       supervisor_->Run(OpenStreams(std::move(*specs)), round.restart_count,
                        [this](const AttemptResult& result) { OnAttemptDone(result); });
       state_ = AgentState::kRunning;
+      WatchAttempt();
       output_->Start();
       Info("attempt " + std::to_string(round.restart_count) + ": started " +
            std::to_string(layout.local_world_size) + " workers, ranks " +
@@ -207,9 +235,12 @@ class Agent::Impl {
 
   void OnAttemptDone(const AttemptResult& result) {
     if (!Ending()) state_ = AgentState::kConcluding;
-    for (const WorkerExitEvent& stuck : result.unreaped)
-      Say("worker local rank " + std::to_string(stuck.id) + " (pid " + std::to_string(stuck.pid) +
-          ") did not die after SIGKILL (uninterruptible sleep?); abandoning it");
+    if (hang_) hang_->Stop();
+    FinishStacks();
+    for (const WorkerExitEvent& stuck : result.unreaped) {
+      const std::optional<ProcStat> stat = ReadProcStat(stuck.pid);
+      Say(DescribeUnkillable(stuck.id, stuck.pid, stat ? stat->state : '\0', ReadWchan(stuck.pid)));
+    }
     // The job decides only once every line the workers wrote is out, so a failure summary or
     // a restart message follows their output rather than cutting into it.
     output_->Drain(kDrainGrace, [this, result] {
@@ -235,6 +266,14 @@ class Agent::Impl {
   bool StopWorkers(const std::string& line) {
     if (state_ != AgentState::kRunning) return false;
     Say(line);
+    // A hang elsewhere stalls this host too: its workers' stacks are collected as well.
+    if (hang_ && !hang_->hung() && hang_->Stalled(*options_.hang_timeout / 2)) {
+      hang_->Declare();
+      hang_cause_ = RemoteHangCause();
+      Say(RemoteHangNotice());
+      CollectStacks();
+      return true;
+    }
     supervisor_->RequestStop();
     return true;
   }
@@ -276,6 +315,115 @@ class Agent::Impl {
     Say("received " + SignalName(signo) + " with no worker running; dropped it");
   }
 
+  // ---- Diagnosis: OOM kills and hangs.
+
+  // The attempt's workers just started: the OOM counters' baseline, the hang watch's first
+  // sample.
+  void WatchAttempt() {
+    oom_verdicts_.clear();
+    std::vector<pid_t> pids;
+    for (const LiveWorker& worker : group_->live()) pids.push_back(worker.pid);
+    oom_.Baseline(pids);
+    if (hang_) hang_->Start();
+  }
+
+  // Every exit, before the supervisor sees it: a SIGKILL is checked against the OOM counters
+  // now, while they still tell this death apart from the teardown's.
+  void OnWorkerExit(const WorkerExitEvent& event) {
+    if (event.exit.signaled() && event.exit.signal() == SIGKILL) {
+      oom_verdicts_[event.pid] = oom_.Check();
+    }
+    if (collecting_stacks_ && group_->running() == 0) {
+      boost::asio::post(io_, [this] { FinishStacks(); });
+    }
+    job_->OnWorkerExit(event);
+  }
+
+  // --hang-timeout fired: every worker dumps its stack (SIGABRT with faulthandler on) and dies
+  // of it; the teardown of the first failure waits until they are done (HoldForStacks).
+  void OnHang() {
+    if (state_ != AgentState::kRunning || !supervisor_->running()) return;
+    const std::string notice = HangNotice(hang_->timeout());
+    Say(notice);
+    hang_cause_ = HangCause(hang_->timeout());
+    job_->OnHang(notice);
+    CollectStacks();
+  }
+
+  void CollectStacks() {
+    collecting_stacks_ = true;
+    supervisor_->PassOn(SIGABRT);
+    stack_timer_.expires_after(kStackGrace);
+    stack_timer_.async_wait([this](const boost::system::error_code& ec) {
+      if (!ec) FinishStacks();
+    });
+  }
+
+  // The supervisor's hold before a failure's teardown: while stacks are being dumped, a
+  // SIGTERM from the teardown could cut another worker's dump short.
+  void HoldForStacks(std::function<void()> proceed) {
+    if (!collecting_stacks_) return job_->BeforeFailureTeardown(std::move(proceed));
+    held_teardown_ = [this, proceed = std::move(proceed)]() mutable {
+      job_->BeforeFailureTeardown(std::move(proceed));
+    };
+  }
+
+  // Every worker dumped and died, or the grace ran out: the teardown goes on (or starts, when
+  // no worker died of the SIGABRT: not Python, or it handles the signal).
+  void FinishStacks() {
+    if (!collecting_stacks_) return;
+    collecting_stacks_ = false;
+    stack_timer_.cancel();
+    if (auto held = std::exchange(held_teardown_, {})) return held();
+    if (supervisor_->running()) supervisor_->RequestStop();
+  }
+
+  // Each failure's plain words: the hang, an OOM kill, a signal from outside, a crash, a
+  // program that could not be run.
+  void AddReasons(std::vector<FailureRecord>& records, int restart_count) {
+    const std::string program = WorkerArgv(options_, env_, 0).front();
+    for (FailureRecord& record : records) {
+      if (hang_ && hang_->hung()) {
+        record.reason = HangReason(hang_cause_, StderrAfterHang(record, restart_count));
+        continue;
+      }
+      ExitFacts facts;
+      facts.exit = record.exit;
+      facts.sent_by_cpplaunch = record.killed_by_teardown;
+      facts.program = program;
+      if (auto it = oom_verdicts_.find(record.pid); it != oom_verdicts_.end()) {
+        facts.oom_counter_read = it->second.counter_read;
+        facts.oom = it->second.oom;
+      }
+      if (!record.exit.signaled() && (record.exit.code() == 126 || record.exit.code() == 127)) {
+        facts.program_check = CheckProgram(program, Lookup(env_, "PATH"));
+      }
+      record.reason = ExplainExit(facts);
+    }
+  }
+
+  // What the worker wrote on stderr after the hang: seen through the agent, or (redirected to
+  // a file with -r) read back from its log.
+  std::string StderrAfterHang(const FailureRecord& record, int restart_count) {
+    const auto& seen = hang_->stderr_after_hang();
+    if (auto it = seen.find(record.local_rank); it != seen.end()) return it->second;
+    constexpr std::size_t kLogLimit = std::size_t{16} << 20;
+    return ReadSmallFile(log_dir_->StderrLog(restart_count, record.local_rank), kLogLimit)
+        .value_or("");
+  }
+
+  std::string HangReportText(const std::vector<FailureRecord>& records, int restart_count) {
+    std::vector<RankStderr> ranks;
+    for (const FailureRecord& record : records) {
+      ranks.push_back(RankStderr{record.global_rank, record.local_rank,
+                                 StderrAfterHang(record, restart_count)});
+    }
+    std::sort(ranks.begin(), ranks.end(), [](const RankStderr& a, const RankStderr& b) {
+      return a.global_rank < b.global_rank;
+    });
+    return FormatHangReport(ranks);
+  }
+
   // ---- Reporting.
 
   // The failure summary on stderr, the "failed (exitcode: ...)" lines users grep for, and
@@ -284,16 +432,23 @@ class Agent::Impl {
     const std::string binary = WorkerArgv(options_, env_, 0).front();
     std::vector<FailureRecord> records =
         AttemptFailureRecords(result, round_.layout.base_rank, Host(), *log_dir_);
+    AddReasons(records, result.restart_count);
+    const bool hung = hang_ && hang_->hung();
+    const std::string hang_report =
+        hung && !records.empty() ? HangReportText(records, result.restart_count) : "";
     for (const FailureRecord& record : records) {
       if (!record.killed_by_teardown) Say(FailedLogLine(record, binary));
     }
-    if (records.empty() || !final) return;
+    if (records.empty() || !final) return err_.Write(hang_report);
     const bool logged = !(options_.redirects == StdSpec()) || !(options_.tee == StdSpec());
     if (logged && log_dir_->enabled()) {
       Say("the workers' stdout.log and stderr.log are in " +
           log_dir_->AttemptDir(result.restart_count).string());
     }
     auto failures = LoadWorkerFailures(std::move(records));
+    // A hang is the job's failure, not one worker's: its code stays torchrun's.
+    if (!hung)
+      worker_status_ = JobExitStatus(options_.exit_code_mode, ExitCode::kFailure, failures);
     const std::string entrypoint = EntrypointName(WorkerCommandSpec(options_));
     std::string summary = FormatFailureSummary(entrypoint, failures);
     // A log cut short is part of what went wrong: the user would look there next.
@@ -301,6 +456,7 @@ class Agent::Impl {
       summary += "cpplaunch: log file cut short: " + cut.path.string() + " (" + cut.error + ")\n";
     }
     err_.Write(summary);
+    err_.Write(hang_report);
     SayLibuvHint(failures, result.restart_count);
     if (auto path = Lookup(env_, env_names::kErrorFile); path && !path->empty()) {
       try {
@@ -408,6 +564,7 @@ class Agent::Impl {
   std::unique_ptr<ConsoleWriter> separate_err_;
   ConsoleWriter& err_;
   boost::asio::steady_timer linger_timer_;
+  boost::asio::steady_timer stack_timer_;  // the workers' time to dump their stacks
 
   AgentState state_ = AgentState::kStarting;
   std::unique_ptr<Job> job_;
@@ -421,7 +578,14 @@ class Agent::Impl {
   Round round_;                                  // this attempt's
   std::vector<LogWriteError> log_write_errors_;  // this attempt's
   ExitCode exit_code_ = ExitCode::kFailure;
+  std::optional<int> worker_status_;  // --exit-code=worker: the final root cause's own code
   std::string host_;
+  OomWatch oom_;
+  std::map<pid_t, OomVerdict> oom_verdicts_;  // this attempt's SIGKILL deaths, by pid
+  std::unique_ptr<HangWatch> hang_;           // --hang-timeout; null when off
+  std::string hang_cause_;                    // why the workers were stopped for their stacks
+  bool collecting_stacks_ = false;            // SIGABRT sent after a hang; dumps under way
+  std::function<void()> held_teardown_;       // the failure teardown waiting for the dumps
 };
 
 Agent::Agent(LaunchOptions options, EnvMap environment, JobSentinel* sentinel)

@@ -68,6 +68,7 @@ std::string FormatFailure(std::size_t index, const WorkerFailure& failure) {
   text += "  rank      : " + std::to_string(r.global_rank) +
           " (local_rank: " + std::to_string(r.local_rank) + ")\n";
   text += "  exitcode  : " + ExitCodeText(r) + "\n";
+  if (!r.reason.empty()) text += "  reason    : " + r.reason + "\n";
   text += "  error_file: " + (failure.error ? r.error_file : std::string(kNotAvailable)) + "\n";
   text += "  traceback : " + TracebackText(failure);
   return text;

@@ -30,6 +30,8 @@ struct FailureRecord {
   std::string host;                            // FQDN
   std::string error_file;                      // the worker's TORCHELASTIC_ERROR_FILE ("" = none)
   bool killed_by_teardown = false;             // stopped by cpplaunch after the root cause
+  // Plain words beyond the exit code (exit_explanation.h), shown as a "reason" line; "" = none.
+  std::string reason;
 };
 
 struct WorkerFailure {
@@ -66,13 +68,16 @@ std::size_t RootCauseIndex(const std::vector<WorkerFailure>& failures);
 //   Root Cause (first observed failure):
 //   [0]:
 //     ...
-//     exitcode  : 3 (pid: 4242)
-//     traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+//     exitcode  : -9 (pid: 4242) SIGKILL
+//     reason    : killed by the kernel's OOM killer (memory limit 64.0 MiB, peak 64.0 MiB)
+//     error_file: <N/A>
+//     traceback : Signal 9 (SIGKILL) received by PID 4242
 //   ============================================================
 //
 // Rules are min(widest line, 60) wide (widths in code points); time is local time, to the
 // second; a traceback from the error file is indented by two spaces on continuation lines;
-// without one, torchrun's made-up messages are used. Requires a non-empty vector.
+// without one, torchrun's made-up messages are used; the "reason" line (cpplaunch's own) appears
+// only for a record with one. Requires a non-empty vector.
 std::string FormatFailureSummary(std::string_view entrypoint,
                                  const std::vector<WorkerFailure>& failures);
 

@@ -77,6 +77,9 @@ class Job {
   virtual void OnSignal(int signo) = 0;
   // The agent itself failed (`message` is what it printed).
   virtual void OnAgentFailure(const std::string& message) = 0;
+  // --hang-timeout found no progress (`notice` is what the agent said): the round ends for
+  // every host, naming the hang, before the local workers dump their stacks and die.
+  virtual void OnHang(const std::string& notice) = 0;
 
   // The attempt ended and its output is drained: `decided` runs once with what comes next.
   virtual void Conclude(const AttemptResult& result, Decided decided) = 0;

@@ -167,6 +167,15 @@ void MultiHostJob::OnAgentFailure(const std::string& message) {
   session_.PublishEnd(notice);
 }
 
+// Published as the agent's own stop: the hang is no one worker's failure. The other hosts' agents
+// see it while their workers are stalled too, and collect their stacks (agent.cpp).
+void MultiHostJob::OnHang(const std::string& notice) {
+  if (stop_requested_ || interrupted_by_ != 0 || session_.round_end()) return;
+  RoundEnd end = session_.Notice(RoundEndKind::kAgentStopped);
+  end.detail = notice;
+  session_.PublishEnd(end);
+}
+
 bool MultiHostJob::IsMine(const RoundEnd& end) const {
   RoundEnd mine = session_.Notice(end.kind);
   return (end.kind == RoundEndKind::kWorkerFailure || end.kind == RoundEndKind::kAgentStopped) &&

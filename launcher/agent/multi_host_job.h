@@ -32,6 +32,7 @@ class MultiHostJob final : public Job {
   void BeforeFailureTeardown(std::function<void()> proceed) override;
   void OnSignal(int signo) override;
   void OnAgentFailure(const std::string& message) override;
+  void OnHang(const std::string& notice) override;
   void Conclude(const AttemptResult& result, Decided decided) override;
   bool LingersForPeers() const override { return true; }
   void HangUp() override;

@@ -29,6 +29,7 @@ class SingleHostJob final : public Job {
   void BeforeFailureTeardown(std::function<void()> proceed) override { proceed(); }
   void OnSignal(int signo) override { interrupted_by_ = signo; }
   void OnAgentFailure(const std::string&) override {}
+  void OnHang(const std::string&) override {}
   void Conclude(const AttemptResult& result, Decided decided) override;
   bool LingersForPeers() const override { return false; }
   void HangUp() override {}

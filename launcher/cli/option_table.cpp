@@ -92,6 +92,12 @@ constexpr std::array kTable = {
     // cpplaunch's own: rank0 lets PyTorch builds without libuv (Debian's 2.6) run DDP.
     OptionSpec{O::kWorkerStore, "--worker-store", "--worker_store", "", K::kString, "agent,rank0",
                true, "agent", "workers' store: the agent's, or rank 0's"},
+    // cpplaunch's own: diagnosis of a job that stopped making progress (hang_watch.h).
+    OptionSpec{O::kHangTimeout, "--hang-timeout", "--hang_timeout", "", K::kFloat, "", true, "off",
+               "seconds without progress: stacks, then stop"},
+    // cpplaunch's own: what the process returns when a worker fails (job_exit_status.h).
+    OptionSpec{O::kExitCode, "--exit-code", "--exit_code", "", K::kString, "worker,torchrun", true,
+               "torchrun", "on failure: 1 (torchrun) or the worker's code"},
 };
 
 }  // namespace

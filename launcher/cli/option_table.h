@@ -45,6 +45,8 @@ enum class OptionId {
   kVirtualLocalRank,
   kEngine,
   kWorkerStore,
+  kHangTimeout,  // cpplaunch's own
+  kExitCode,     // cpplaunch's own
   kHelp,
   kVersion,  // cpplaunch's own
 };

@@ -35,6 +35,12 @@ enum class WorkerStore {
   kRank0,  // worker rank 0 hosts it on a free MASTER_PORT (=False), as torchrun before 2.4
 };
 
+// --exit-code: what cpplaunch returns when a worker fails.
+enum class ExitCodeMode {
+  kTorchrun,  // 1, as torchrun
+  kWorker,    // the root-cause worker's own code (128 + signal for a death by a signal)
+};
+
 // Where an option's value came from.
 // kEngine: detected from the job's engine (engine_options.h) and treated as given.
 enum class OptionSource { kDefault, kEnvironment, kCommandLine, kEngine };
@@ -83,6 +89,10 @@ struct LaunchOptions {
   bool virtual_local_rank = false;
   std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
   WorkerStore worker_store = WorkerStore::kAgent;
+  // --hang-timeout: no progress for this long ends the job with every rank's stack
+  // (hang_watch.h); nullopt = off (the default).
+  std::optional<std::chrono::milliseconds> hang_timeout;
+  ExitCodeMode exit_code_mode = ExitCodeMode::kTorchrun;  // --exit-code
 
   std::string training_script;
   std::vector<std::string> training_script_args;

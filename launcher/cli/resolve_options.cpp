@@ -159,6 +159,24 @@ WorkerStore ResolveWorkerStore(const std::string& text) {
   ValueError("--worker-store " + text + ": need agent or rank0");
 }
 
+// The command line's value passed the choices check already; PET_EXIT_CODE did not.
+ExitCodeMode ResolveExitCode(const std::string& text) {
+  if (text == "torchrun") return ExitCodeMode::kTorchrun;
+  if (text == "worker") return ExitCodeMode::kWorker;
+  ValueError("--exit-code " + text + ": need worker or torchrun");
+}
+
+// Whole milliseconds, at least one; absent = off.
+std::optional<std::chrono::milliseconds> ResolveHangTimeout(const RawValues& raw) {
+  const std::string* text = Find(raw, OptionId::kHangTimeout);
+  if (text == nullptr) return std::nullopt;
+  const double seconds = ParsePythonFloat(*text).value_or(0);
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 1e9) {
+    ValueError("--hang-timeout " + *text + ": need a positive number of seconds");
+  }
+  return std::chrono::milliseconds(std::max(1LL, std::llround(seconds * 1e3)));
+}
+
 void CheckBackend(const LaunchOptions& o) {
   if (o.standalone) return;  // torchrun replaces the backend with c10d before looking it up
   for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2"}) {
@@ -248,6 +266,8 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   o.shutdown_timeout = ResolveShutdownTimeout(raw, env);
   o.virtual_local_rank = FlagOf(raw, OptionId::kVirtualLocalRank);
   o.worker_store = ResolveWorkerStore(TextOr(raw, OptionId::kWorkerStore));
+  o.hang_timeout = ResolveHangTimeout(raw);
+  o.exit_code_mode = ResolveExitCode(TextOr(raw, OptionId::kExitCode));
   o.module = FlagOf(raw, OptionId::kModule);
   o.no_python = FlagOf(raw, OptionId::kNoPython);
   o.run_path = FlagOf(raw, OptionId::kRunPath);

@@ -43,8 +43,10 @@ class WorkerOutput::Stream {
   // The stream_descriptor adopts the pipe's read end; `file` (may be empty) is owned until
   // Finish().
   Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, std::filesystem::path path,
-         ConsoleWriter& console, std::string prefix)
+         ConsoleWriter& console, std::string prefix, int local_rank, bool is_stderr)
       : owner_(owner),
+        local_rank_(local_rank),
+        is_stderr_(is_stderr),
         pipe_(owner.io_, pipe.release()),
         file_(std::move(file)),
         path_(std::move(path)),
@@ -98,6 +100,7 @@ class WorkerOutput::Stream {
     if (n == 0) return;
     owner_.bytes_read_ += n;
     const std::string_view bytes(buffer_.get(), n);
+    if (owner_.observer_) owner_.observer_(local_rank_, is_stderr_, bytes);
     WriteToFile(bytes);
     prefixer_.Feed(bytes, lines_);
     WriteLines();
@@ -131,6 +134,8 @@ class WorkerOutput::Stream {
   }
 
   WorkerOutput& owner_;
+  int local_rank_;
+  bool is_stderr_;
   boost::asio::posix::stream_descriptor pipe_;
   UniqueFd file_;
   std::filesystem::path path_;
@@ -163,8 +168,8 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
   // Everything is built first and committed at the end, so a failure leaks nothing.
   std::vector<UniqueFd> child_ends;
   std::vector<std::unique_ptr<Stream>> new_streams;
-  auto open_one = [&](StreamRoute route, const std::filesystem::path& log,
-                      ConsoleWriter& console) -> int {
+  auto open_one = [&](StreamRoute route, const std::filesystem::path& log, ConsoleWriter& console,
+                      bool is_stderr) -> int {
     switch (route) {
       case StreamRoute::kInherit:
         return -1;
@@ -177,8 +182,9 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
       case StreamRoute::kTee: {
         Pipe pipe = MakePipe();
         UniqueFd file = log.empty() ? UniqueFd() : OpenForWriting(log, true);
-        new_streams.push_back(std::make_unique<Stream>(
-            *this, std::move(pipe.read_end), std::move(file), log, console, streams.prefix));
+        new_streams.push_back(
+            std::make_unique<Stream>(*this, std::move(pipe.read_end), std::move(file), log, console,
+                                     streams.prefix, streams.local_rank, is_stderr));
         child_ends.push_back(std::move(pipe.write_end));
         break;
       }
@@ -186,8 +192,8 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
     return child_ends.back().get();
   };
   ChildStdio stdio;
-  stdio.stdout_fd = open_one(streams.stdout_route, streams.stdout_log, out_);
-  stdio.stderr_fd = open_one(streams.stderr_route, streams.stderr_log, err_);
+  stdio.stdout_fd = open_one(streams.stdout_route, streams.stdout_log, out_, false);
+  stdio.stderr_fd = open_one(streams.stderr_route, streams.stderr_log, err_, true);
   for (UniqueFd& fd : child_ends) child_fds_.push_back(std::move(fd));
   for (auto& stream : new_streams) streams_.push_back(std::move(stream));
   return stdio;

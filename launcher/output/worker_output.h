@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/unique_fd.h"
@@ -84,6 +85,12 @@ class WorkerOutput {
   // std::system_error (e.g. the log file cannot be created).
   ChildStdio Open(const WorkerStreams& streams);
 
+  // Sees every chunk read from a worker's pipe, before it is written anywhere (the agent's
+  // --hang-timeout counts lines and keeps the stacks workers dump on stderr). Set it before
+  // Start(); it must not call back into this object.
+  using Observer = std::function<void(int local_rank, bool is_stderr, std::string_view bytes)>;
+  void Observe(Observer observer) { observer_ = std::move(observer); }
+
   // Closes the agent's copies of the child-side descriptors of every opened worker and starts
   // reading the pipes. Call once, after every worker was spawned (or failed to spawn). Until
   // then a pipe can never reach EOF.
@@ -126,6 +133,7 @@ class WorkerOutput {
   bool flushing_ = false;
   std::uint64_t bytes_read_ = 0;
   std::vector<LogWriteError> log_write_errors_;
+  Observer observer_;
 };
 
 }  // namespace cpplaunch

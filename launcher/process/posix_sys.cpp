@@ -378,6 +378,7 @@ std::optional<WorkerExit> TryReapPidfd(int pidfd) {
   } while (rc < 0 && errno == EINTR);
   if (rc < 0 || info.si_pid == 0) return std::nullopt;
   if (info.si_code == CLD_EXITED) return WorkerExit::Exited(info.si_status);
+  if (info.si_code == CLD_DUMPED) return WorkerExit::Dumped(info.si_status);
   return WorkerExit::Signaled(info.si_status);
 }
 

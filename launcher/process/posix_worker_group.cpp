@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -133,6 +134,16 @@ class PosixWorkerGroup final : public WorkerGroup {
   }
 
   std::size_t running() const override { return running_; }
+
+  std::vector<LiveWorker> live() const override {
+    std::vector<LiveWorker> workers;
+    for (const auto& [pid, worker] : workers_) {
+      if (!worker.reported && !worker.abandoned) workers.push_back(LiveWorker{worker.id, pid});
+    }
+    std::sort(workers.begin(), workers.end(),
+              [](const LiveWorker& a, const LiveWorker& b) { return a.id < b.id; });
+    return workers;
+  }
 
  private:
   struct Worker {

@@ -27,6 +27,7 @@ class TappedWorkerGroup final : public WorkerGroup {
     inner_.StopAll(signo, grace, std::move(done));
   }
   std::size_t running() const override { return inner_.running(); }
+  std::vector<LiveWorker> live() const override { return inner_.live(); }
 
  private:
   WorkerGroup& inner_;

@@ -9,12 +9,14 @@ namespace cpplaunch {
 
 WorkerExit WorkerExit::FromWaitStatus(int status) {
   // WTERMSIG, not the raw status: the core-dump bit must not leak into the signal number.
-  if (WIFSIGNALED(status)) return Signaled(WTERMSIG(status));
+  if (WIFSIGNALED(status))
+    return WCOREDUMP(status) ? Dumped(WTERMSIG(status)) : Signaled(WTERMSIG(status));
   return Exited(WEXITSTATUS(status));
 }
 
 std::string WorkerExit::describe() const {
-  if (signaled()) return "killed by " + SignalName(signal_);
+  if (signaled())
+    return "killed by " + SignalName(signal_) + (core_dumped_ ? " (core dumped)" : "");
   return "exited with code " + std::to_string(code_);
 }
 

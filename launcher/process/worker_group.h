@@ -40,6 +40,12 @@ struct WorkerExitEvent {
   std::chrono::system_clock::time_point time;  // when the agent observed the exit
 };
 
+// A started worker whose exit has not been reported yet.
+struct LiveWorker {
+  int id = 0;  // ProcessSpec::id
+  pid_t pid = 0;
+};
+
 // Result of StopAll().
 struct StopResult {
   // Workers still unreaped after SIGKILL and the bounded kill wait (typically stuck in D state
@@ -85,6 +91,9 @@ class WorkerGroup {
 
   // Number of started workers whose exit has not been reported yet.
   virtual std::size_t running() const = 0;
+
+  // Those workers (the agent reads their cgroups and CPU time in /proc), ordered by id.
+  virtual std::vector<LiveWorker> live() const = 0;
 };
 
 }  // namespace cpplaunch

@@ -37,6 +37,11 @@ class FakeWorkerGroup final : public WorkerGroup {
     });
   }
   std::size_t running() const override { return live_.size(); }
+  std::vector<LiveWorker> live() const override {
+    std::vector<LiveWorker> workers;
+    for (const auto& [id, pid] : live_) workers.push_back(LiveWorker{id, pid});
+    return workers;
+  }
 
   // A worker exits `at` seconds after the epoch.
   void Exit(int id, WorkerExit exit, int at = 0) {

@@ -64,6 +64,39 @@ TEST_CASE("Agent: a failure with a restart left restarts, then fails with the su
   CHECK(run.stops.at(0).signo == SIGTERM);
 }
 
+TEST_CASE("Agent: --exit-code=worker returns the root cause's own code; default 1", "[agent]") {
+  auto pytest_fails = [](auto&, FakeWorkerGroup& group, const auto& specs) {
+    group.Exit(specs[1].id, WorkerExit::Exited(5));  // pytest: no tests collected
+  };
+  CHECK(RunAgent(Options({}), pytest_fails).code == 1);
+  CHECK(RunAgent(Options({"--exit-code=worker"}), pytest_fails).code == 5);
+  Run crashed = RunAgent(Options({"--exit-code=worker"}),
+                         [](auto&, FakeWorkerGroup& group, const auto& specs) {
+                           group.Exit(specs[0].id, WorkerExit::Dumped(SIGSEGV));
+                         });
+  CHECK(crashed.code == 128 + SIGSEGV);
+  CHECK(crashed.err.find("  reason    : crashed with SIGSEGV (core dumped)\n") !=
+        std::string::npos);
+  // Success and a signal to the agent keep their codes.
+  CHECK(RunAgent(Options({"--exit-code=worker"}), [](auto&, FakeWorkerGroup& group,
+                                                     const auto& specs) {
+          ExitAll(group, specs, 0);
+        }).code == 0);
+}
+
+TEST_CASE("Agent: the summary says why in plain words", "[agent]") {
+  Run run = RunAgent(Options({}), [](auto&, FakeWorkerGroup& group, const auto& specs) {
+    group.Exit(specs[0].id, WorkerExit::Exited(127));
+  });
+  CHECK(run.err.find("  reason    : '/bin/true' is executable: the worker itself exited 127") !=
+        std::string::npos);
+  Run killed = RunAgent(Options({}), [](auto&, FakeWorkerGroup& group, const auto& specs) {
+    group.Exit(specs[1].id, WorkerExit::Signaled(SIGKILL));
+  });
+  CHECK(killed.err.find("  reason    : killed by SIGKILL") != std::string::npos);
+  CHECK(killed.err.find("not sent by cpplaunch") != std::string::npos);
+}
+
 TEST_CASE("Agent: the agent's own error file names the root cause", "[agent]") {
   const auto path = std::filesystem::temp_directory_path() / "cpplaunch_agent_test_error.json";
   std::filesystem::remove(path);

@@ -204,4 +204,18 @@ TEST_CASE("Agent error file is synthesized when the worker wrote none",
   CHECK(back.timestamp == At(kNoon));
 }
 
+TEST_CASE("Failure summary: a reason line only for a record with one",
+          "[launcher][failure_report]") {
+  UseUtc();
+  WorkerFailure oom = Failure(0, WorkerExit::Signaled(SIGKILL), At(kNoon), 9);
+  oom.record.reason = "killed by the kernel's OOM killer (memory limit 64.0 MiB, peak 64.0 MiB)";
+  const std::string text = FormatFailureSummary(
+      "train.py", {oom, Failure(1, WorkerExit::Signaled(SIGTERM), At(kNoon + 1), 10, true)});
+  CHECK(text.find("  exitcode  : -9 (pid: 9) SIGKILL\n"
+                  "  reason    : killed by the kernel's OOM killer (memory limit 64.0 MiB, peak "
+                  "64.0 MiB)\n"
+                  "  error_file: <N/A>\n") != std::string::npos);
+  CHECK(text.find("reason") == text.rfind("reason"));  // rank 1 has none
+}
+
 }  // namespace cpplaunch

@@ -571,5 +571,32 @@ TEST_CASE("worker store: agent by default, rank0 from the command line or PET_WO
         "--worker-store master: need agent or rank0");
 }
 
+TEST_CASE("exit code: torchrun by default, worker from the command line or PET_EXIT_CODE") {
+  CHECK(Ok({"s"}).exit_code_mode == ExitCodeMode::kTorchrun);
+  CHECK(Ok({"--exit-code=worker", "s"}).exit_code_mode == ExitCodeMode::kWorker);
+  CHECK(Ok({"--exit_code", "worker", "s"}).exit_code_mode == ExitCodeMode::kWorker);
+  CHECK(Ok({"s"}, {{"PET_EXIT_CODE", "worker"}}).exit_code_mode == ExitCodeMode::kWorker);
+  CHECK(Ok({"--exit-code=torchrun", "s"}, {{"PET_EXIT_CODE", "worker"}}).exit_code_mode ==
+        ExitCodeMode::kTorchrun);
+  CHECK(UsageError({"--exit-code=pytest", "s"}) ==
+        "argument --exit-code/--exit_code: invalid choice: 'pytest' (choose from 'worker', "
+        "'torchrun')");
+  CHECK(ValueError({"s"}, {{"PET_EXIT_CODE", "shell"}}) ==
+        "--exit-code shell: need worker or torchrun");
+}
+
+TEST_CASE("hang timeout: off by default, seconds from the command line or PET_HANG_TIMEOUT") {
+  CHECK_FALSE(Ok({"s"}).hang_timeout.has_value());
+  CHECK(Ok({"--hang-timeout=5", "s"}).hang_timeout == std::chrono::seconds(5));
+  CHECK(Ok({"--hang_timeout", "0.25", "s"}).hang_timeout == std::chrono::milliseconds(250));
+  CHECK(Ok({"s"}, {{"PET_HANG_TIMEOUT", "90"}}).hang_timeout == std::chrono::seconds(90));
+  CHECK(ValueError({"--hang-timeout=0", "s"}) ==
+        "--hang-timeout 0: need a positive number of seconds");
+  CHECK(ValueError({"s"}, {{"PET_HANG_TIMEOUT", "-1"}}) ==
+        "--hang-timeout -1: need a positive number of seconds");
+  CHECK(UsageError({"--hang-timeout=soon", "s"}).find("invalid float value: 'soon'") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace cpplaunch

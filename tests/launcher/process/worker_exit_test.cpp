@@ -38,6 +38,15 @@ TEST_CASE("a death by signal: torchrun's -signo, a shell's 128+signo, the core b
   CHECK(WorkerExit::Signaled(SIGKILL).describe().find("SIGKILL") != std::string::npos);
 }
 
+TEST_CASE("a core dump is kept beside the signal and said in the description") {
+  WorkerExit dumped = WorkerExit::FromWaitStatus(SignaledStatus(SIGABRT, true));
+  CHECK(dumped.core_dumped());
+  CHECK(dumped == WorkerExit::Dumped(SIGABRT));
+  CHECK(dumped.describe() == "killed by SIGABRT (core dumped)");
+  CHECK_FALSE(WorkerExit::FromWaitStatus(SignaledStatus(SIGABRT, false)).core_dumped());
+  CHECK_FALSE(WorkerExit::FromWaitStatus(ExitedStatus(0x80)).core_dumped());
+}
+
 TEST_CASE("SignalName names known signals and numbers the rest") {
   CHECK(SignalName(SIGTERM) == "SIGTERM");
   CHECK(SignalName(SIGUSR1) == "SIGUSR1");
