@@ -79,6 +79,10 @@ option value was rejected
 .TP
 .B 2
 the command line could not be parsed, or asks for something cpplaunch does not support
+.PP
+With \fB\-\-exit\-code=worker\fR, a job whose root cause is a worker of this host that failed
+on its own ends with that worker's exit status instead of 1 (128 + N for a death by signal N),
+so a test runner's status reaches CI; see \fI/usr/share/doc/cpplaunch/ci.md\fR.
 .SH FILES
 .TP
 .I /usr/lib/cpplaunch/bin/torchrun

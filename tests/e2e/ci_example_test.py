@@ -30,11 +30,6 @@ def documented_block():
     return found.group(1)
 
 
-def has_exit_code_option():
-    return "--exit-code" in subprocess.run([CPPLAUNCH, "--help"], capture_output=True,
-                                           text=True).stdout
-
-
 class CiExampleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -84,8 +79,6 @@ class CiExampleTest(unittest.TestCase):
         block = documented_block().replace("examples/ci", "-k no_such_test examples/ci")
         default = self.run_block(block.replace("export PET_EXIT_CODE=worker\n", ""))
         self.assertEqual(default.returncode, 1, default.stdout + default.stderr)
-        if not has_exit_code_option():
-            self.skipTest("this cpplaunch has no --exit-code (issue 12's --exit-code=worker)")
         worker = self.run_block(block)
         self.assertEqual(worker.returncode, 5, worker.stdout + worker.stderr)
 
