@@ -237,7 +237,7 @@ TEST_CASE("help wins wherever it appears before the script") {
   CHECK(Ok({"s", "-h"}).training_script_args == Args{"-h"});
 }
 
-TEST_CASE("--version, as argparse's version action: wherever it appears before the script") {
+TEST_CASE("the version option ends the parse wherever it appears before the script") {
   for (const Args& argv : {Args{"--version"}, Args{"--vers"}, Args{"--nproc", "2", "--version"},
                            Args{"--version", "-h"}, Args{"--version", "--max-restarts", "x"},
                            Args{"--bogus", "--version", "s"}}) {
