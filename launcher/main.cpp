@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/exit_code.h"
+#include "base/version.h"
 #include "launcher/agent/agent.h"
 #include "launcher/cli/options.h"
 #include "launcher/process/job_sentinel.h"
@@ -39,6 +40,9 @@ void PrintParseOutcome(const cpplaunch::ParseResult& parsed) {
   switch (parsed.status) {
     case ParseStatus::kHelp:
       std::fputs(parsed.message.c_str(), stdout);
+      return;
+    case ParseStatus::kVersion:
+      std::fputs(cpplaunch::VersionLine("cpplaunch").c_str(), stdout);
       return;
     case ParseStatus::kUsageError:
       std::fprintf(stderr, "cpplaunch: error: %s\nTry 'cpplaunch --help' for more information.\n",

@@ -101,9 +101,7 @@ Word Classify(std::string_view word) {
   }
 }
 
-bool IsFlag(const OptionSpec& spec) {
-  return spec.kind == ValueKind::kFlag || spec.kind == ValueKind::kHelp;
-}
+bool IsFlag(const OptionSpec& spec) { return !TakesValue(spec); }
 
 // "-mr3": after the flag -m, "r3" names the next short option (-r) and its glued value.
 // argparse refuses any other text after a flag ("-mx", "-m=1", "--standalone=1");
@@ -138,7 +136,7 @@ class Splitter {
 
   ArgvSplit Run() {
     try {
-      while (i_ < argv_.size() && !split_.script && !split_.help) Step();
+      while (i_ < argv_.size() && !split_.script && !split_.help && !split_.version) Step();
     } catch (const ParseFailure& failure) {
       split_.error = failure.message;
     }
@@ -172,6 +170,10 @@ class Splitter {
     while (IsFlag(*match.spec)) {
       if (match.spec->kind == ValueKind::kHelp) {
         split_.help = true;  // argparse prints the help at once, whatever follows
+        return;
+      }
+      if (match.spec->kind == ValueKind::kVersion && !match.explicit_value) {
+        split_.version = true;  // as argparse's version action: at once, whatever follows
         return;
       }
       if (!match.explicit_value) return Emit({word}, 1);

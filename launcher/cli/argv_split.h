@@ -21,6 +21,7 @@ struct ArgvSplit {
   std::vector<std::string> option_words;
   std::vector<std::string> unrecognized;  // option-like words that match no option, in order
   bool help = false;                      // -h/--help came before the script
+  bool version = false;                   // --version came before the script (and any -h)
   // argparse's usage error at the word where reading stopped; errors in option_words (value
   // types) come first, as argparse meets them first.
   std::optional<std::string> error;

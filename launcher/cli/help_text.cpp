@@ -15,17 +15,8 @@ std::string Spellings(const OptionSpec& spec) {
   if (!spec.short_name.empty()) text += std::string(spec.short_name) + ", ";
   text += spec.name;
   if (!spec.alias.empty()) text += ", " + std::string(spec.alias);
-  if (spec.kind != ValueKind::kFlag && spec.kind != ValueKind::kHelp) text += " VALUE";
+  if (TakesValue(spec)) text += " VALUE";
   return text;
-}
-
-std::string Details(const OptionSpec& spec) {
-  std::string details;
-  if (!spec.choices.empty()) details += "one of " + std::string(spec.choices) + "; ";
-  if (!spec.default_text.empty()) details += "default: " + std::string(spec.default_text);
-  if (spec.has_env)
-    details += (details.empty() ? "" : "; ") + std::string("env ") + EnvNameFor(spec);
-  return details;
 }
 
 // Splits text at ';' separators into lines that fit the help column.
@@ -54,13 +45,22 @@ std::string OptionEntry(const OptionSpec& spec) {
     entry += std::string(kHelpColumn - entry.size(), ' ');
   }
   entry += std::string(spec.help) + "\n";
-  for (const std::string& line : Wrap("(" + Details(spec) + ")")) {
+  for (const std::string& line : Wrap("(" + OptionDetails(spec) + ")")) {
     if (line != "()") entry += std::string(kHelpColumn, ' ') + line + "\n";
   }
   return entry;
 }
 
 }  // namespace
+
+std::string OptionDetails(const OptionSpec& spec) {
+  std::string details;
+  if (!spec.choices.empty()) details += "one of " + std::string(spec.choices) + "; ";
+  if (!spec.default_text.empty()) details += "default: " + std::string(spec.default_text);
+  if (spec.has_env)
+    details += (details.empty() ? "" : "; ") + std::string("env ") + EnvNameFor(spec);
+  return details;
+}
 
 std::string UsageLine() {
   return "usage: cpplaunch [options] training_script [training_script_args ...]";

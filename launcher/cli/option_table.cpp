@@ -15,6 +15,9 @@ using O = OptionId;
 constexpr std::array kTable = {
     OptionSpec{O::kHelp, "--help", "", "-h", K::kHelp, "", false, "",
                "show this help message and exit"},
+    // cpplaunch's own, beside help as argparse's version action would be.
+    OptionSpec{O::kVersion, "--version", "", "", K::kVersion, "", false, "",
+               "show the version and exit"},
     OptionSpec{O::kNnodes, "--nnodes", "", "", K::kString, "", true, "1:1",
                "number of nodes N, or a range MIN:MAX"},
     OptionSpec{O::kNprocPerNode, "--nproc-per-node", "--nproc_per_node", "", K::kString, "", true,
@@ -121,6 +124,11 @@ std::string EnvNameFor(const OptionSpec& spec) {
     name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   return name;
+}
+
+bool TakesValue(const OptionSpec& spec) {
+  return spec.kind == ValueKind::kString || spec.kind == ValueKind::kInt ||
+         spec.kind == ValueKind::kFloat;
 }
 
 std::string DisplayName(const OptionSpec& spec) {

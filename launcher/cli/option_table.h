@@ -50,10 +50,13 @@ enum class OptionId {
   kHangTimeout,   // cpplaunch's own
   kExitCode,      // cpplaunch's own
   kHelp,
+  kVersion,  // cpplaunch's own
 };
 
 // How argparse converts the option's text. Conversion failures are usage errors (exit 2).
-enum class ValueKind { kFlag, kString, kInt, kFloat, kHelp };
+// kHelp and kVersion are flags that end the parse where they stand (argparse's help and
+// version actions).
+enum class ValueKind { kFlag, kString, kInt, kFloat, kHelp, kVersion };
 
 struct OptionSpec {
   OptionId id;
@@ -75,6 +78,8 @@ const OptionSpec& SpecFor(OptionId id);
 
 // "PET_NPROC_PER_NODE": PET_ + the canonical name without dashes, '-' -> '_', upper case.
 std::string EnvNameFor(const OptionSpec& spec);
+// Whether the option takes a value (string, int or float); flags, help and version do not.
+bool TakesValue(const OptionSpec& spec);
 // argparse's name in error messages: "-r/--redirects", "--nproc-per-node/--nproc_per_node".
 std::string DisplayName(const OptionSpec& spec);
 

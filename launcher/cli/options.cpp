@@ -114,6 +114,10 @@ void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostPr
     result.message = HelpText();
     return;
   }
+  if (split.version) {
+    result.status = ParseStatus::kVersion;
+    return;
+  }
   try {
     CheckEnvironmentTypes(raw);
   } catch (ParseFailure& failure) {
@@ -142,6 +146,7 @@ ExitCode ExitCodeFor(ParseStatus status) {
   switch (status) {
     case ParseStatus::kOk:
     case ParseStatus::kHelp:
+    case ParseStatus::kVersion:
       return ExitCode::kSuccess;
     case ParseStatus::kUsageError:
     case ParseStatus::kRefused:

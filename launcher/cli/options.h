@@ -112,6 +112,7 @@ struct LaunchOptions {
 enum class ParseStatus {
   kOk,          // options is valid
   kHelp,        // message holds the help text: print it to stdout, exit 0
+  kVersion,     // --version: print the program's version (base/version.h) to stdout, exit 0
   kUsageError,  // argparse-class error: "cpplaunch: error: <message>" + hint, exit 2
   kValueError,  // a value torchrun rejects after parsing (it dies with exit 1)
   kRefused,     // the job's engine contradicts an option or cannot be used: one line, exit 2
@@ -130,7 +131,7 @@ struct ParseResult {
   int exit_code() const;
 };
 
-// The exit code for a parse that ends the process: kSuccess for kOk and kHelp, kUsage for
+// The exit code for a parse that ends the process: kSuccess for kOk, kHelp and kVersion, kUsage for
 // kUsageError and kRefused, kFailure for kValueError.
 ExitCode ExitCodeFor(ParseStatus status);
 

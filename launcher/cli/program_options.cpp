@@ -19,7 +19,7 @@ std::string NamesOf(const OptionSpec& spec) {
 // number syntax and argparse's wording, and must run in command-line order, which
 // Program_options' typed values (lexical_cast at store time) cannot give.
 const po::value_semantic* SemanticOf(const OptionSpec& spec) {
-  const bool takes_value = spec.kind != ValueKind::kFlag && spec.kind != ValueKind::kHelp;
+  const bool takes_value = TakesValue(spec);
   return new po::untyped_value(/*zero_tokens=*/!takes_value);
 }
 

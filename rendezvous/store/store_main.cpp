@@ -3,6 +3,7 @@
 //                   [--max-key-count N] [--max-request-bytes N] [--max-connections N]
 //                   [--max-output-bytes N] [--max-store-bytes N] [--max-reply-bytes N]
 //                   [--max-watches N] [--secret-file PATH] [--allowed-peers LIST]
+//   cpplaunch-store --version
 // --secret-file: the agents' shared secret (docs/security.md; the file's rules are
 // base/secret_file.h's); --allowed-peers: CIDR blocks separated by ',' or ';'.
 // Prints the bound port and a newline on stdout once listening, then serves until SIGTERM or
@@ -21,6 +22,7 @@
 
 #include "base/exit_code.h"
 #include "base/secret_file.h"
+#include "base/version.h"
 #include "rendezvous/store/store_server.h"
 
 namespace {
@@ -99,6 +101,12 @@ std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* opti
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--version") {
+      std::cout << cpplaunch::VersionLine("cpplaunch-store");
+      return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kSuccess);
+    }
+  }
   cpplaunch::StoreServerOptions options;
   options.port = 0;  // a free port by default: the caller reads it from stdout
   options.report = [](const std::string& line) {

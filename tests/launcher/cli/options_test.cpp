@@ -237,6 +237,21 @@ TEST_CASE("help wins wherever it appears before the script") {
   CHECK(Ok({"s", "-h"}).training_script_args == Args{"-h"});
 }
 
+TEST_CASE("the version option ends the parse wherever it appears before the script") {
+  for (const Args& argv : {Args{"--version"}, Args{"--vers"}, Args{"--nproc", "2", "--version"},
+                           Args{"--version", "-h"}, Args{"--version", "--max-restarts", "x"},
+                           Args{"--bogus", "--version", "s"}}) {
+    ParseResult r = Parse(argv);
+    CHECK(r.status == ParseStatus::kVersion);
+    CHECK(r.exit_code() == 0);
+  }
+  CHECK(Parse({"-h", "--version"}).status == ParseStatus::kHelp);
+  CHECK(Ok({"s", "--version"}).training_script_args == Args{"--version"});
+  CHECK(UsageError({"--version=1"}).find("--version") != std::string::npos);
+  // The version is not set through the environment: PET_VERSION means nothing.
+  CHECK(Parse({"s"}, {{"PET_VERSION", "1"}}).status == ParseStatus::kOk);
+}
+
 TEST_CASE("usage errors: missing script, unknown options, flags with values") {
   CHECK(UsageError({}) ==
         "the following arguments are required: training_script, training_script_args");
@@ -517,6 +532,7 @@ TEST_CASE("options that --standalone replaces are named in a warning") {
 TEST_CASE("one exit-code mapping: success, usage 2, failure 1") {
   CHECK(ExitCodeFor(ParseStatus::kOk) == ExitCode::kSuccess);
   CHECK(ExitCodeFor(ParseStatus::kHelp) == ExitCode::kSuccess);
+  CHECK(ExitCodeFor(ParseStatus::kVersion) == ExitCode::kSuccess);
   CHECK(ExitCodeFor(ParseStatus::kUsageError) == ExitCode::kUsage);
   CHECK(ExitCodeFor(ParseStatus::kValueError) == ExitCode::kFailure);
   CHECK(Parse({}).exit_code() == ProcessExitCode(ExitCode::kUsage));
