@@ -82,4 +82,19 @@ int SetCloseOnExec(int fd) {
   return 0;
 }
 
+int SetTcpKeepAlive(int fd, std::chrono::seconds idle, std::chrono::seconds interval, int count) {
+  const int options[][2] = {{SOL_SOCKET, SO_KEEPALIVE},
+                            {IPPROTO_TCP, TCP_KEEPIDLE},
+                            {IPPROTO_TCP, TCP_KEEPINTVL},
+                            {IPPROTO_TCP, TCP_KEEPCNT}};
+  const int values[] = {1, static_cast<int>(idle.count()), static_cast<int>(interval.count()),
+                        count};
+  for (size_t i = 0; i < 4; ++i) {
+    if (::setsockopt(fd, options[i][0], options[i][1], &values[i], sizeof values[i]) < 0) {
+      return errno;
+    }
+  }
+  return 0;
+}
+
 }  // namespace cpplaunch

@@ -51,4 +51,10 @@ AcceptResult AcceptConnection(int listen_fd);
 // forked and exec'd later do not inherit it. Returns 0, or the errno value of the failed fcntl.
 int SetCloseOnExec(int fd);
 
+// Turns on TCP keep-alive probes on the connected socket `fd` (borrowed): after `idle` without
+// traffic, a probe every `interval`; `count` unanswered probes break the connection. This is how
+// a long-lived connection that carries nothing for long (a watch stream) notices a peer host
+// that vanished without closing it. Returns 0, or the errno value of the failed setsockopt.
+int SetTcpKeepAlive(int fd, std::chrono::seconds idle, std::chrono::seconds interval, int count);
+
 }  // namespace cpplaunch

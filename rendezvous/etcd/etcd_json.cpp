@@ -235,14 +235,14 @@ TxnResult ParseTxn(std::string_view body) {
   return result;
 }
 
-int64_t ParseLeaseGrant(std::string_view body) {
+LeaseGrant ParseLeaseGrant(std::string_view body) {
   json answer = Parse(body);
   if (std::string error = String(answer, "error"); !error.empty()) {
     Malformed("lease grant refused: " + error);
   }
-  int64_t id = Int(answer, "ID");
-  if (id == 0) Malformed("lease grant without an ID");
-  return id;
+  LeaseGrant grant{Int(answer, "ID"), std::chrono::seconds(Int(answer, "TTL"))};
+  if (grant.id == 0) Malformed("lease grant without an ID");
+  return grant;
 }
 
 std::chrono::seconds ParseKeepAlive(std::string_view body) {

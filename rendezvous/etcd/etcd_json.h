@@ -33,7 +33,11 @@ RangeResult ParseRange(std::string_view body);
 int64_t ParsePut(std::string_view body);     // the put's revision
 int64_t ParseDelete(std::string_view body);  // how many keys were deleted
 TxnResult ParseTxn(std::string_view body);
-int64_t ParseLeaseGrant(std::string_view body);              // the lease id
+struct LeaseGrant {
+  int64_t id = 0;
+  std::chrono::seconds ttl{0};  // as granted: etcd may raise a short one to its minimum
+};
+LeaseGrant ParseLeaseGrant(std::string_view body);
 std::chrono::seconds ParseKeepAlive(std::string_view body);  // 0: the lease is gone
 
 // One line of a watch stream.

@@ -95,5 +95,23 @@ TEST_CASE("SetCloseOnExec reports a bad descriptor as EBADF") {
   CHECK(SetCloseOnExec(-1) == EBADF);
 }
 
+int IntOption(int fd, int level, int name) {
+  int value = -1;
+  socklen_t size = sizeof value;
+  REQUIRE(::getsockopt(fd, level, name, &value, &size) == 0);
+  return value;
+}
+
+TEST_CASE("SetTcpKeepAlive sets the probes' idle time, interval and count") {
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(fd);
+  CHECK(SetTcpKeepAlive(fd.get(), std::chrono::seconds(5), std::chrono::seconds(2), 3) == 0);
+  CHECK(IntOption(fd.get(), SOL_SOCKET, SO_KEEPALIVE) == 1);
+  CHECK(IntOption(fd.get(), IPPROTO_TCP, TCP_KEEPIDLE) == 5);
+  CHECK(IntOption(fd.get(), IPPROTO_TCP, TCP_KEEPINTVL) == 2);
+  CHECK(IntOption(fd.get(), IPPROTO_TCP, TCP_KEEPCNT) == 3);
+  CHECK(SetTcpKeepAlive(-1, std::chrono::seconds(5), std::chrono::seconds(2), 3) == EBADF);
+}
+
 }  // namespace
 }  // namespace cpplaunch
