@@ -124,8 +124,9 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
   // What the watch may have missed: the end notice, members' records, barrier arrivals.
   // Records the revision read, from which the watch then continues.
   asio::awaitable<void> Check() {
-    const std::string run = keys().Run();
-    etcd::RangeResult range = co_await link->client().Range(run, etcd::PrefixEnd(run));
+    std::string run = keys().Run();
+    std::string end = etcd::PrefixEnd(run);
+    etcd::RangeResult range = co_await link->client().Range(std::move(run), std::move(end));
     std::set<std::string> present;
     for (const auto& kv : range.kvs) {
       etcd::WatchEvent event;
@@ -179,8 +180,9 @@ RoundChannel::Task<void> EtcdJobChannel::Start() {
   auto state = state_;
   std::weak_ptr<State> weak = state;
   state->link->OnLeaseLost([weak] {
-    auto state = weak.lock();
-    if (state) state->Deliver(state->EtcdLost("this agent's lease expired: no member answered"));
+    if (auto alive = weak.lock()) {
+      alive->Deliver(alive->EtcdLost("this agent's lease expired: no member answered"));
+    }
   });
   try {
     co_await state->Check();
@@ -200,8 +202,9 @@ RoundChannel::Task<RoundEnd> EtcdJobChannel::EndRound(RoundEnd notice) {
 RoundChannel::Task<bool> EtcdJobChannel::ExitBarrier(std::chrono::milliseconds timeout) {
   auto state = state_;
   const auto& keys = state->keys();
-  co_await state->link->client().Put(keys.Arrival(state->round.round, state->round.group_rank),
-                                     state->self().node_id, state->link->lease());
+  std::string key = keys.Arrival(state->round.round, state->round.group_rank);
+  std::string value = state->self().node_id;
+  co_await state->link->client().Put(std::move(key), std::move(value), state->link->lease());
   if (!state->barrier_passed()) {
     state->barrier_timer.expires_after(timeout);
     boost::system::error_code ignored;

@@ -26,9 +26,11 @@ std::string EtcdLink::Endpoints() const {
 EtcdLink::Task<void> EtcdLink::EnsureLease() {
   if (lease_) co_return;
   auto alive = alive_;
-  auto lease = co_await etcd::KeepLease(client_, settings_.lease_ttl, [this, alive] {
+  // Arguments of a co_await expression are named, never temporaries: GCC 12 destroys those twice.
+  std::function<void()> on_lost = [this, alive] {
     if (*alive) LeaseLost();
-  });
+  };
+  auto lease = co_await etcd::KeepLease(client_, settings_.lease_ttl, std::move(on_lost));
   if (!*alive) co_return;
   lease_ = std::move(lease);
 }

@@ -28,8 +28,8 @@ int64_t WallMs() {
 asio::awaitable<std::string> LocalAddressToward(const etcd::Endpoint& endpoint) {
   auto executor = co_await asio::this_coro::executor;
   asio::ip::udp::resolver resolver(executor);
-  auto results = co_await resolver.async_resolve(endpoint.host, std::to_string(endpoint.port),
-                                                 asio::use_awaitable);
+  const std::string port = std::to_string(endpoint.port);
+  auto results = co_await resolver.async_resolve(endpoint.host, port, asio::use_awaitable);
   asio::ip::udp::socket socket(executor);
   const auto& remote = results.begin()->endpoint();
   socket.open(remote.protocol());
@@ -45,7 +45,7 @@ EtcdRendezvous::EtcdRendezvous(asio::any_io_executor executor, RendezvousSetting
 
 EtcdRendezvous::~EtcdRendezvous() {
   *alive_ = false;
-  watch_.reset();
+  StopWatch();
 }
 
 RendezvousError EtcdRendezvous::Error(const std::string& what) const {
@@ -103,10 +103,10 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
       }
     }
   } catch (const etcd::EtcdError& error) {
-    watch_.reset();
+    StopWatch();
     throw Error(error.what());
   } catch (...) {
-    watch_.reset();
+    StopWatch();
     throw;
   }
 }
@@ -150,7 +150,9 @@ Rendezvous::Task<void> EtcdRendezvous::PublishSelf() {
   NodeInfo& self = settings_.self;
   const auto& offer = link_->settings().offer_store_port;
   self.worker_store_port = offer ? offer() : 0;
-  co_await link_->client().Put(link_->keys().Node(self.node_id), self.Encode(), link_->lease());
+  std::string key = link_->keys().Node(self.node_id);
+  std::string record = self.Encode();
+  co_await link_->client().Put(std::move(key), std::move(record), link_->lease());
 }
 
 JoinRequest EtcdRendezvous::JoinRequestFor(const std::optional<RoundTransition>& previous) const {
@@ -165,7 +167,8 @@ JoinRequest EtcdRendezvous::JoinRequestFor(const std::optional<RoundTransition>&
 }
 
 Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
-  etcd::RangeResult range = co_await link_->client().Range(link_->keys().State());
+  std::string key = link_->keys().State();
+  etcd::RangeResult range = co_await link_->client().Range(std::move(key));
   Snapshot snapshot;
   snapshot.revision = range.revision;
   if (range.kvs.empty()) co_return snapshot;
@@ -210,8 +213,9 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
 Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                             const RendezvousState& next) {
   if (!next.complete || !snapshot->state || snapshot->state->complete) co_return false;
-  const std::string nodes = link_->keys().Nodes();
-  etcd::RangeResult range = co_await link_->client().Range(nodes, etcd::PrefixEnd(nodes));
+  std::string nodes = link_->keys().Nodes();
+  std::string end = etcd::PrefixEnd(nodes);
+  etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
   std::map<std::string, bool> present;
   for (const auto& kv : range.kvs) present[link_->keys().NodeIdOf(kv.key)] = true;
   RendezvousState without = *snapshot->state;
@@ -252,7 +256,8 @@ Rendezvous::Task<void> EtcdRendezvous::RefuseMismatch(Snapshot* snapshot,
                                                       const JoinDecision& decision) {
   const NodeInfo& self = settings_.self;
   std::string message = self.Label() + ": " + decision.message;
-  co_await Write(snapshot, Closed(decision.next, message));
+  const RendezvousState closed = Closed(decision.next, message);
+  co_await Write(snapshot, closed);
   if (decision.next.complete) {
     RoundEnd notice;
     notice.kind = RoundEndKind::kConfigError;
@@ -281,6 +286,11 @@ void EtcdRendezvous::WatchState(int64_t from_revision) {
         watch_ended_ = true;  // compacted or every member lost: re-read, then watch again
         wake_.cancel();
       });
+}
+
+void EtcdRendezvous::StopWatch() {
+  watch_.reset();
+  watch_ended_ = true;
 }
 
 // Waits for a change of the state (the watch), the decision's wake-up time (last call) or the
@@ -312,7 +322,9 @@ Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
       const auto& state = *snapshot.state;
       const std::string& me = settings_.self.node_id;
       bool listed = state.IsWaiting(me) || (!state.complete && state.RankOf(me) >= 0);
-      if (!listed || co_await Write(&snapshot, WithoutNode(state, me))) co_return;
+      if (!listed) co_return;
+      const RendezvousState without = WithoutNode(state, me);
+      if (co_await Write(&snapshot, without)) co_return;
     }
   } catch (const std::exception&) {
     // Leaving is a courtesy to the others; the timeout is what this host reports.
@@ -321,9 +333,10 @@ Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
 
 Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     const RendezvousState& state, int rank) {
-  watch_.reset();
-  const std::string nodes = link_->keys().Nodes();
-  etcd::RangeResult range = co_await link_->client().Range(nodes, etcd::PrefixEnd(nodes));
+  StopWatch();
+  std::string nodes = link_->keys().Nodes();
+  std::string end = etcd::PrefixEnd(nodes);
+  etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
   std::map<std::string, NodeInfo> records;
   for (const auto& kv : range.kvs) {
     std::string error;
@@ -383,7 +396,8 @@ Rendezvous::Task<void> EtcdRendezvous::Close(std::string reason) {
     while (connected_ && Clock::now() < deadline) {
       Snapshot snapshot = co_await Read();
       if (!snapshot.state || snapshot.state->closed) co_return;
-      if (co_await Write(&snapshot, Closed(*snapshot.state, reason))) co_return;
+      const RendezvousState closed = Closed(*snapshot.state, reason);
+      if (co_await Write(&snapshot, closed)) co_return;
     }
   } catch (const std::exception&) {
     // Best effort: the job is over either way.
@@ -393,7 +407,7 @@ Rendezvous::Task<void> EtcdRendezvous::Close(std::string reason) {
 Rendezvous::Task<void> EtcdRendezvous::Disarm() { co_await link_->RevokeLease(); }
 
 void EtcdRendezvous::Cancel() {
-  watch_.reset();
+  StopWatch();
   wake_.cancel();
   link_->Close();
 }

@@ -62,6 +62,7 @@ class EtcdRendezvous : public Rendezvous {
   // (its lease expired): the round is then ended for everybody and this agent joins the next.
   Task<std::optional<RendezvousResult>> Finish(const RendezvousState& state, int rank);
   void WatchState(int64_t from_revision);
+  void StopWatch();
   void ReportProgress(const RendezvousState& state, Clock::time_point deadline);
   RendezvousError Error(const std::string& what) const;
 
