@@ -18,10 +18,6 @@ std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
   if (!o.duplicate_stdout_filters.empty() || !o.duplicate_stderr_filters.empty())
     return "--duplicate-stdout-filters/--duplicate-stderr-filters are not supported yet "
            "(remove them; grep the per-rank logs written with --redirects/--tee instead)";
-  if (o.rdzv_backend == "etcd" || o.rdzv_backend == "etcd-v2")
-    return "--rdzv-backend=" + o.rdzv_backend +
-           " is not supported: cpplaunch agents rendezvous through their own store "
-           "(use --rdzv-backend=c10d or static)";
   return std::nullopt;
 }
 
