@@ -164,7 +164,8 @@ def scenario_store_host_killed_c10d(cpplaunch, cluster, report):
             host.wait(10)
             text = output(job)
             check(codes == [1, 1], f"c10d survivors exited {codes}, expected 1:\n{text}")
-            check(all("store" in a.output for a in survivors), f"no store message:\n{text}")
+            check(all("lost the rendezvous store" in a.output for a in survivors),
+                  f"no lost-store message:\n{text}")
         finally:
             close(job)
 
