@@ -141,7 +141,8 @@ Task<std::string> Client::Impl::Call(std::string what, std::string path, std::st
   size_t first = preferred;
   for (size_t attempt = 0;; ++attempt) {
     size_t index = (first + attempt) % count;
-    Attempt answer = co_await TryOnce(index, path, body, deadline);
+    Clock::time_point attempt_by = std::min(deadline, Clock::now() + settings.attempt_timeout);
+    Attempt answer = co_await TryOnce(index, path, body, attempt_by);
     ThrowIfClosed(what);
     const std::string& member = settings.endpoints[index].ToString();
     if (answer.error.empty() && answer.status < 500) {
@@ -151,10 +152,13 @@ Task<std::string> Client::Impl::Call(std::string what, std::string path, std::st
                                                      json::ErrorMessage(answer.body) + " (HTTP " +
                                                      std::to_string(answer.status) + ")");
     }
-    failures[index] = answer.error.empty() ? "HTTP " + std::to_string(answer.status) + ": " +
-                                                 json::ErrorMessage(answer.body)
-                                           : answer.error;
     Clock::time_point now = Clock::now();
+    // An attempt cut short by the request's deadline says less than an earlier one.
+    if (failures[index].empty() || now < deadline) {
+      failures[index] = answer.error.empty() ? "HTTP " + std::to_string(answer.status) + ": " +
+                                                   json::ErrorMessage(answer.body)
+                                             : answer.error;
+    }
     if (now >= deadline) break;
     if ((attempt + 1) % count == 0) {
       co_await Sleep(executor, std::min<Clock::duration>(pause, deadline - now));

@@ -34,9 +34,12 @@ struct ClientSettings {
   TlsFiles tls;  // https only
   // Bounds one request as a whole: every connection attempt and retry across the endpoints.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(5)};
-  // Bounds each TCP (and TLS) connection attempt within it, so that one member that does not
-  // answer leaves time for the others.
+  // Bound each attempt within it on one member: its TCP (and TLS) connection, and the whole
+  // attempt. A member that holds a request longer is left for the next: one that does not
+  // answer at all, or a cluster electing a new leader, which drops the writes it receives
+  // meanwhile without answering them (etcd answers them only after its own timeout, ~7 s).
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(1)};
+  std::chrono::milliseconds attempt_timeout{std::chrono::milliseconds(1500)};
 };
 
 // One key as etcd stores it (mvccpb.KeyValue). Keys and values are arbitrary bytes.

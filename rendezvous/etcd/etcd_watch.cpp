@@ -69,12 +69,14 @@ struct Watch::State : Stoppable {
     std::vector<std::string> failures(Count());
     auto pause = std::chrono::duration_cast<Clock::duration>(kFirstPause);
     for (size_t attempt = 1; !stopped; ++attempt) {
-      std::string why = co_await TryOpen(deadline);
+      std::string why =
+          co_await TryOpen(std::min(deadline, Clock::now() + client->settings.attempt_timeout));
       if (stopped) co_return "";
       if (why.empty()) co_return "";
-      failures[index] = why;
-      index = (index + 1) % Count();
       Clock::time_point now = Clock::now();
+      // An attempt cut short by the deadline says less than an earlier one.
+      if (failures[index].empty() || now < deadline) failures[index] = why;
+      index = (index + 1) % Count();
       if (now >= deadline) break;
       if (attempt % Count() == 0) {
         timer.expires_after(std::min<Clock::duration>(pause, deadline - now));
