@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rendezvous/store_steps.h"
+#include "rendezvous/waiting_line.h"
 
 namespace cpplaunch {
 namespace {
@@ -22,14 +23,6 @@ int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string ListNodes(const std::vector<std::string>& ids) {
-  std::string text;
-  const size_t shown = std::min<size_t>(ids.size(), 8);
-  for (size_t i = 0; i < shown; ++i) text += (i ? ", " : "") + ids[i];
-  if (ids.size() > shown) text += ", ... (" + std::to_string(ids.size() - shown) + " more)";
-  return text;
 }
 
 }  // namespace
@@ -407,28 +400,11 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousSta
 
 void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline) {
   if (!settings_.progress) return;
-  const int joined = static_cast<int>(state.participants.size());
-  std::string line = "waiting for hosts of job '" + settings_.run_id + "' (round " +
-                     std::to_string(state.round) +
-                     ", --nnodes=" + NnodesText(state.min_nodes, state.max_nodes) +
-                     ") at the store " + client_.peer() + ": ";
-  if (state.complete) {
-    line += "the job is running with " + std::to_string(joined) + " host(s); ";
-    line += state.IsWaiting(settings_.self.node_id)
-                ? "this host joins at its next restart; "
-                : "it is full, this host waits for a free place; ";
-  } else {
-    line += std::to_string(joined) + " joined [" + ListNodes(state.participants) + "]; ";
-    if (joined < state.min_nodes) {
-      line += "need " + std::to_string(state.min_nodes - joined) + " more to start; ";
-    } else if (state.last_call_deadline_ms != 0) {
-      line += "starting with " + std::to_string(joined) + " in " +
-              FormatSeconds(std::chrono::milliseconds(state.last_call_deadline_ms - WallMs())) +
-              " unless " + std::to_string(state.max_nodes - joined) + " more join first; ";
-    }
-  }
-  line += "join timeout in " + FormatSeconds(deadline - Clock::now());
-  settings_.progress(line);
+  const std::string where = "the store " + client_.peer();
+  WaitingView view{settings_.run_id, settings_.self.node_id, where,
+                   std::chrono::milliseconds(state.last_call_deadline_ms - WallMs()),
+                   deadline - Clock::now()};
+  settings_.progress(WaitingLine(state, view));
 }
 
 Rendezvous::Task<void> DynamicRendezvous::Disarm() {

@@ -30,15 +30,13 @@
 
 #include "rendezvous/node_info.h"
 #include "rendezvous/rendezvous.h"
+#include "rendezvous/round_channel.h"
 #include "rendezvous/store/asio_coroutine.h"
 
 namespace cpplaunch {
 
-class JobChannel {
+class JobChannel final : public RoundChannel {
  public:
-  template <class T>
-  using Task = boost::asio::awaitable<T>;
-
   struct Settings {
     std::string run_id = "none";
     std::string store_host;
@@ -54,28 +52,28 @@ class JobChannel {
 
   JobChannel(boost::asio::any_io_executor executor, Settings settings, RendezvousResult round,
              EndHandler on_end);
-  ~JobChannel();
+  ~JobChannel() override;
   JobChannel(const JobChannel&) = delete;
   JobChannel& operator=(const JobChannel&) = delete;
 
   // Connects (bounded by read_timeout), arms the WAIT on the round's end key and starts the
   // heartbeats. A notice written before Start() is delivered at once. Throws StoreError.
-  Task<void> Start();
+  Task<void> Start() override;
   // Ends the round for every agent with `notice` unless another notice came first; returns the
   // notice that won (and delivers it to the handler if it was not delivered yet). Throws
   // StoreError when the store cannot be reached.
-  Task<RoundEnd> EndRound(RoundEnd notice);
+  Task<RoundEnd> EndRound(RoundEnd notice) override;
   // The exit barrier after this host's workers succeeded: true when every agent of the round
   // arrived within `timeout`, false on timeout. Throws StoreError (e.g. after Stop()).
-  Task<bool> ExitBarrier(std::chrono::milliseconds timeout);
+  Task<bool> ExitBarrier(std::chrono::milliseconds timeout) override;
   // After the barrier: the store's host waits (at most `linger`) until every other agent said
   // it is leaving; the others say so and return at once. Never throws.
-  Task<void> Depart(std::chrono::milliseconds linger);
+  Task<void> Depart(std::chrono::milliseconds linger) override;
   // Closes the connections; pending operations end with StoreError, the handler is not called.
-  void Stop();
+  void Stop() override;
 
-  bool ended() const;
-  const RendezvousResult& round() const;
+  bool ended() const override;
+  const RendezvousResult& round() const override;
 
  private:
   struct State;

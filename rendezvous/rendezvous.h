@@ -1,8 +1,10 @@
 #pragma once
 // The agents' rendezvous: every agent of a job calls Next() on the loop thread and gets the same
-// round (members, ranks, restart count). Two implementations: StaticRendezvous (--node-rank
-// given, fixed --nnodes) and DynamicRendezvous (c10d-like, --nnodes=MIN:MAX). Both talk to the
-// job's store through an AsyncStoreClient, so they never block the io_context.
+// round (members, ranks, restart count). Three implementations: StaticRendezvous (--node-rank
+// given, fixed --nnodes) and DynamicRendezvous (c10d-like, --nnodes=MIN:MAX) talk to the job's
+// store through an AsyncStoreClient; EtcdRendezvous (etcd_rendezvous.h) runs the dynamic join
+// through etcd. None blocks the io_context. The fault handling below is the store backends';
+// the etcd backend's is in etcd_rendezvous.h and etcd_job_channel.h.
 //
 // Faults (issue 15). Every client is an agent connection (settings.secret), so the agents' keys are
 // out of reach of PyTorch clients. Each agent holds a liveness key owned by its rendezvous

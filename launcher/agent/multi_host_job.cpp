@@ -26,8 +26,12 @@ MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
                             security);
   if (!plan) throw std::runtime_error(error);
   // Every agent offers a port; group rank 0's is the one its rank-0 worker will use.
-  if (options.worker_store == WorkerStore::kRank0)
+  if (plan->etcd) {
+    // A fresh port before every round: the round's store host is only known after it.
+    plan->etcd_settings.offer_store_port = [&io] { return FreeTcpPort(io); };
+  } else if (options.worker_store == WorkerStore::kRank0) {
     plan->rendezvous.self.worker_store_port = FreeTcpPort(io);
+  }
   return std::move(*plan);
 }
 
@@ -44,6 +48,11 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
       session_(io, Plan(io, options, hostname, security), hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
+  if (session_.plan().etcd && options.rdzv_backend != "etcd-v3") {
+    hooks_.say("--rdzv-backend=" + options.rdzv_backend +
+               " is cpplaunch's etcd-v3 backend: etcd's v3 API with cpplaunch's own key layout "
+               "(Python torchrun agents cannot join the same job)");
+  }
 }
 
 // Static: node rank 0 hosts the store on --master-addr:--master-port. c10d: the agent told so
@@ -52,7 +61,7 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
 std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   const MultiHostPlan& plan = session_.plan();
   std::unique_ptr<StoreServer> store;
-  if (plan.host_store) {
+  if (plan.host_store && !plan.etcd) {
     try {
       store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
                          nproc_per_node_, plan.security);
@@ -71,6 +80,8 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
 }
 
 void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
+  if (round_store_) round_store_->Stop();  // the last round's workers are gone
+  round_store_.reset();
   session_.JoinRound(
       next_round_,
       [this, ready, failed](const RendezvousResult& round) {
@@ -92,7 +103,7 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
                     std::to_string(layout_.world_size) + ", restart count " +
                     std::to_string(restart_count_));
         auto master = WorkerMaster(round, &error);
-        if (!master) {
+        if (!master || !HostRoundStore(round, &error)) {
           OnAgentFailure(error);
           return failed("error: " + error);
         }
@@ -111,6 +122,9 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
 // rank0: group rank 0's agent advertised its address and a free port in its node record.
 std::optional<std::pair<std::string, int>> MultiHostJob::WorkerMaster(const RendezvousResult& round,
                                                                       std::string* error) const {
+  // etcd: every agent offers a port each round; group rank 0's agent (or its worker rank 0)
+  // hosts the round's workers' store there.
+  if (session_.plan().etcd) return std::make_pair(round.master_addr, round.master_port);
   // Every host checks every record, so all of them fail at once rather than wait for a peer.
   const bool rank0 = worker_store_ == WorkerStore::kRank0;
   for (size_t node_rank = 0; node_rank < round.nodes.size(); ++node_rank) {
@@ -123,6 +137,23 @@ std::optional<std::pair<std::string, int>> MultiHostJob::WorkerMaster(const Rend
   }
   if (!rank0) return std::make_pair(master_addr_, master_port_);
   return std::make_pair(round.nodes.front().addr, round.nodes.front().worker_store_port);
+}
+
+bool MultiHostJob::HostRoundStore(const RendezvousResult& round, std::string* error) {
+  if (!session_.plan().etcd || worker_store_ != WorkerStore::kAgent || round.group_rank != 0) {
+    return true;
+  }
+  try {
+    round_store_ = StartStore(io_, round.master_addr, round.master_port, /*port_was_chosen=*/true,
+                              hooks_.say, nproc_per_node_, session_.plan().security);
+  } catch (const std::exception& e) {
+    *error =
+        "cannot host the workers' store of round " + std::to_string(round.round) + ": " + e.what();
+    return false;
+  }
+  hooks_.info("this host serves the workers' store of round " + std::to_string(round.round) +
+              " on " + Endpoint{round.master_addr, round.master_port}.ToString());
+  return true;
 }
 
 // The attempt's first failure is this host's news for the others; it goes out the moment the
@@ -229,6 +260,7 @@ void MultiHostJob::Decide(const AttemptResult& result, const RoundEnd& end,
 }
 
 void MultiHostJob::HangUp() {
+  if (round_store_) round_store_->Stop();
   session_.CloseChannel();
   session_.CancelJoin();
 }

@@ -45,6 +45,10 @@ class MultiHostJob final : public Job {
   // disagree about --worker-store.
   std::optional<std::pair<std::string, int>> WorkerMaster(const RendezvousResult& round,
                                                           std::string* error) const;
+  // etcd: group rank 0's agent hosts the round's workers' store on the port it offered, a new
+  // one each round (no agent hosts a store for the whole job). Returns false with *error when
+  // it cannot listen there.
+  bool HostRoundStore(const RendezvousResult& round, std::string* error);
 
   boost::asio::io_context& io_;
   JobHooks hooks_;
@@ -52,6 +56,7 @@ class MultiHostJob final : public Job {
   int nproc_per_node_;
   WorkerStore worker_store_;
   MultiHostSession session_;
+  std::unique_ptr<StoreServer> round_store_;  // etcd, group rank 0: this round's workers' store
   std::string master_addr_;
   int master_port_ = 0;
   RankLayout layout_;

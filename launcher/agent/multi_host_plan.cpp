@@ -1,7 +1,9 @@
 #include "launcher/agent/multi_host_plan.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "launcher/agent/etcd_plan.h"
 #include "launcher/agent/store_endpoint.h"
 
 namespace cpplaunch {
@@ -119,6 +121,25 @@ void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid
   r.self.max_restarts = o.max_restarts;
 }
 
+// The legacy etcd backend's `timeout` bounds its whole rendezvous: it is the join timeout
+// unless join_timeout is given too.
+bool PlanEtcdSide(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
+  auto settings = PlanEtcd(o, error);
+  if (!settings) return false;
+  plan->etcd = true;
+  plan->etcd_settings = std::move(*settings);
+  plan->etcd_settings.lease_ttl =
+      EtcdLeaseTtl(plan->channel.keep_alive_interval, plan->channel.keep_alive_max_attempt);
+  if (o.rdzv_conf.Has("timeout") && !o.rdzv_conf.Has("join_timeout")) {
+    plan->rendezvous.join_timeout = plan->rendezvous.timeout;
+  }
+  // One request (all its endpoints) never outlasts the join: an unreachable cluster is reported
+  // within join_timeout.
+  auto& request_timeout = plan->etcd_settings.client.request_timeout;
+  request_timeout = std::min(request_timeout, plan->rendezvous.join_timeout);
+  return true;
+}
+
 void FillChannel(MultiHostPlan* plan) {
   JobChannel::Settings& c = plan->channel;
   c.run_id = plan->run_id;
@@ -134,8 +155,14 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
                                            std::string* error, const StoreSecurity& security) {
   MultiHostPlan plan;
   plan.security = security;
-  plan.dynamic = IsDynamicRendezvous(o);
+  plan.dynamic = IsDynamicRendezvous(o) || IsEtcdRendezvous(o);
   plan.run_id = o.rdzv_id;
+  if (IsEtcdRendezvous(o)) {
+    if (!ReadConf(o, &plan, error) || !PlanEtcdSide(o, &plan, error)) return std::nullopt;
+    FillRendezvous(o, hostname, pid, &plan);
+    FillChannel(&plan);
+    return plan;
+  }
   if (!ReadConf(o, &plan, error) || !LocateStore(o, &plan, error) ||
       !DecideStoreHost(o, is_local_address, &plan, error)) {
     return std::nullopt;

@@ -10,13 +10,18 @@
 
 #include "launcher/agent/store_security.h"
 #include "launcher/cli/options.h"
+#include "rendezvous/etcd_link.h"
 #include "rendezvous/job_channel.h"
 #include "rendezvous/rendezvous.h"
 
 namespace cpplaunch {
 
 struct MultiHostPlan {
-  bool dynamic = false;  // c10d (or --standalone) rather than static
+  bool dynamic = false;  // c10d (or --standalone) or etcd rather than static
+  // etcd-v3 (etcd, etcd-v2): the rendezvous and the job channel live in etcd, and no agent
+  // hosts a store for the agents (store_host/store_port are unused).
+  bool etcd = false;
+  EtcdSettings etcd_settings;
   std::string run_id;
   std::string store_host;  // as the user wrote it (master addr or endpoint host)
   int store_port = 0;

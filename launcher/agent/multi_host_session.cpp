@@ -7,6 +7,9 @@
 #include <utility>
 
 #include "rendezvous/dynamic_rendezvous.h"
+#include "rendezvous/etcd_job_channel.h"
+#include "rendezvous/etcd_rendezvous.h"
+#include "rendezvous/job_channel.h"
 #include "rendezvous/static_rendezvous.h"
 
 namespace cpplaunch {
@@ -29,7 +32,10 @@ std::string Message(std::exception_ptr error) {
 MultiHostSession::MultiHostSession(asio::io_context& io, MultiHostPlan plan, Say say)
     : io_(io), plan_(std::move(plan)), say_(std::move(say)) {
   plan_.rendezvous.progress = [this](const std::string& line) { say_("rendezvous: " + line); };
-  if (plan_.dynamic) {
+  if (plan_.etcd) {
+    etcd_ = std::make_shared<EtcdLink>(io_.get_executor(), plan_.etcd_settings, plan_.run_id);
+    rendezvous_ = std::make_unique<EtcdRendezvous>(io_.get_executor(), plan_.rendezvous, etcd_);
+  } else if (plan_.dynamic) {
     rendezvous_ = std::make_unique<DynamicRendezvous>(io_.get_executor(), plan_.rendezvous);
   } else {
     rendezvous_ = std::make_unique<StaticRendezvous>(io_.get_executor(), plan_.rendezvous);
@@ -69,10 +75,13 @@ void MultiHostSession::CancelJoin() { rendezvous_->Cancel(); }
 
 void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) {
   on_end_ = std::move(on_end);
-  JobChannel::Settings settings = plan_.channel;
-  channel_ = std::make_unique<JobChannel>(io_.get_executor(), settings, round_,
-                                          [this](const RoundEnd& notice) { Deliver(notice); });
-  JobChannel* channel = channel_.get();
+  auto deliver = [this](const RoundEnd& notice) { Deliver(notice); };
+  if (etcd_) {
+    channel_ = std::make_unique<EtcdJobChannel>(io_.get_executor(), etcd_, round_, deliver);
+  } else {
+    channel_ = std::make_unique<JobChannel>(io_.get_executor(), plan_.channel, round_, deliver);
+  }
+  RoundChannel* channel = channel_.get();
   asio::co_spawn(io_, channel->Start(), [this, alive = alive_, channel](std::exception_ptr error) {
     if (!*alive || channel != channel_.get()) return;
     if (error) {
@@ -110,7 +119,7 @@ void MultiHostSession::PublishEnd(RoundEnd notice) {
 }
 
 void MultiHostSession::SendPublication(RoundEnd notice) {
-  JobChannel* channel = channel_.get();
+  RoundChannel* channel = channel_.get();
   asio::co_spawn(io_, channel->EndRound(notice),
                  [this, alive = alive_, channel, notice](std::exception_ptr error, RoundEnd) {
                    if (!*alive || channel != channel_.get()) return;
@@ -158,7 +167,7 @@ void MultiHostSession::CloseChannel() {
   if (!channel_) return;
   channel_->Stop();
   // Destroyed later: this may run inside one of the channel's own callbacks.
-  asio::post(io_, [channel = std::shared_ptr<JobChannel>(std::move(channel_))] {});
+  asio::post(io_, [channel = std::shared_ptr<RoundChannel>(std::move(channel_))] {});
   channel_ready_ = false;
   PublicationDone();
 }
@@ -178,7 +187,7 @@ void MultiHostSession::FinishJob(std::function<void(FinishOutcome)> done) {
 }
 
 asio::awaitable<FinishOutcome> MultiHostSession::Finish() {
-  JobChannel* channel = channel_.get();
+  RoundChannel* channel = channel_.get();
   if (channel == nullptr || round_end_) co_return FinishOutcome::kInterrupted;
   try {
     if (!co_await channel->ExitBarrier(plan_.exit_barrier_timeout)) {

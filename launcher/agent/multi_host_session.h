@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "launcher/agent/multi_host_plan.h"
-#include "rendezvous/job_channel.h"
+#include "rendezvous/etcd_link.h"
 #include "rendezvous/rendezvous.h"
+#include "rendezvous/round_channel.h"
 #include "rendezvous/store/asio_coroutine.h"
 
 namespace cpplaunch {
@@ -80,8 +81,9 @@ class MultiHostSession {
   boost::asio::io_context& io_;
   MultiHostPlan plan_;
   Say say_;
+  std::shared_ptr<EtcdLink> etcd_;  // etcd backend: shared by the rendezvous and channels
   std::unique_ptr<Rendezvous> rendezvous_;
-  std::unique_ptr<JobChannel> channel_;
+  std::unique_ptr<RoundChannel> channel_;
   RendezvousResult round_;
   std::function<void(const RoundEnd&)> on_end_;
   std::optional<RoundEnd> round_end_;

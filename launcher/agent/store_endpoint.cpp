@@ -9,9 +9,18 @@ bool IsDynamicRendezvous(const LaunchOptions& options) {
   return options.standalone || options.rdzv_backend == "c10d";
 }
 
+bool IsEtcdRendezvous(const LaunchOptions& options) {
+  return !options.standalone &&
+         (options.rdzv_backend == "etcd-v3" || options.rdzv_backend == "etcd" ||
+          options.rdzv_backend == "etcd-v2");
+}
+
 std::optional<StoreEndpoint> ResolveStoreEndpoint(const LaunchOptions& options,
                                                   std::string* error) {
   const bool dynamic = IsDynamicRendezvous(options);
+  if (IsEtcdRendezvous(options)) {
+    return StoreEndpoint{options.master_addr, options.master_port, false};
+  }
   // torchrun's get_rdzv_endpoint: --master-addr:--master-port only for a static job given no
   // endpoint.
   if (!dynamic && options.rdzv_endpoint.empty()) {

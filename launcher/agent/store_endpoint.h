@@ -12,6 +12,8 @@ namespace cpplaunch {
 
 // c10d (or --standalone, which is a one-host c10d) rather than the static rendezvous.
 bool IsDynamicRendezvous(const LaunchOptions& options);
+// --rdzv-backend etcd-v3, or etcd / etcd-v2 (the same backend): the endpoint names etcd.
+bool IsEtcdRendezvous(const LaunchOptions& options);
 
 struct StoreEndpoint {
   std::string host;  // as the user wrote it (endpoint host or master addr)
@@ -21,6 +23,7 @@ struct StoreEndpoint {
 
 // torchrun's parse_rendezvous_endpoint: an empty --rdzv-endpoint is localhost with c10d's
 // port; an endpoint without a port takes c10d's port (dynamic) or --master-port (static).
+// With etcd the endpoint is etcd's, so the store is --master-addr/--master-port as for static.
 // --standalone is not handled here (it picks its own address and port). Returns nullopt
 // with *error = "--rdzv-endpoint: <why>" for a malformed endpoint.
 std::optional<StoreEndpoint> ResolveStoreEndpoint(const LaunchOptions& options, std::string* error);

@@ -2,8 +2,8 @@
 
 namespace cpplaunch {
 
-// Refusing is better than ignoring: a job that silently runs without the plugin, binding or
-// filter the user asked for looks like it worked.
+// Refusing is better than ignoring: a job that silently runs without the plugin or handler
+// the user asked for looks like it worked.
 std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
   if (o.logs_specs && *o.logs_specs != "default")
     return "--logs-specs=" + *o.logs_specs +
@@ -13,10 +13,6 @@ std::optional<std::string> UnsupportedOption(const LaunchOptions& o) {
       o.event_log_handler != "dynamic_rendezvous")
     return "--event-log-handler=" + o.event_log_handler +
            " is not one of torchrun's event handlers (null, console, dynamic_rendezvous)";
-  if (o.rdzv_backend == "etcd" || o.rdzv_backend == "etcd-v2")
-    return "--rdzv-backend=" + o.rdzv_backend +
-           " is not supported: cpplaunch agents rendezvous through their own store "
-           "(use --rdzv-backend=c10d or static)";
   return std::nullopt;
 }
 

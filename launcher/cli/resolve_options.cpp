@@ -179,11 +179,11 @@ std::optional<std::chrono::milliseconds> ResolveHangTimeout(const RawValues& raw
 
 void CheckBackend(const LaunchOptions& o) {
   if (o.standalone) return;  // torchrun replaces the backend with c10d before looking it up
-  for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2"}) {
+  for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2", "etcd-v3"}) {
     if (o.rdzv_backend == known) return;
   }
   ValueError("Rendezvous handler for rdzv_backend '" + o.rdzv_backend +
-             "' is not registered (known: static, c10d, etcd, etcd-v2)");
+             "' is not registered (known: static, c10d, etcd, etcd-v2, etcd-v3)");
 }
 
 void ResolveSizes(const RawValues& raw, const EnvMap& env, const HostProbe& host,

@@ -1,0 +1,42 @@
+#pragma once
+// Where one job's rendezvous lives in etcd: cpplaunch's own v3 key layout (docs/multi-host.md),
+// not torchrun's v2 one. Pure.
+//
+//   <prefix>/<run_id>/state                 the round state (RendezvousState::Encode), written
+//                                           only by a transaction on its mod_revision
+//   <prefix>/<run_id>/node/<node id>        an agent's record (NodeInfo::Encode) on the agent's
+//                                           kept-alive lease: its presence is the agent's life
+//   <prefix>/<run_id>/r<round>/end          the round's end (RoundEnd::Encode), created once
+//   <prefix>/<run_id>/r<round>/barrier/<rank>  exit-barrier arrivals
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace cpplaunch {
+
+// torchrun's legacy etcd backend uses /torchelastic/p2p; cpplaunch's layout differs, so its
+// default prefix does too (a shared cluster then never mixes the two).
+inline constexpr std::string_view kDefaultEtcdPrefix = "/cpplaunch/rdzv";
+
+class EtcdKeys {
+ public:
+  // `prefix` as etcd_prefix gives it: trailing '/' are ignored, so "/a/" and "/a" are one.
+  EtcdKeys(std::string_view prefix, std::string_view run_id);
+
+  const std::string& Run() const { return run_; }  // "<prefix>/<run_id>/"
+  std::string State() const;
+  std::string Nodes() const;  // the prefix of every node record
+  std::string Node(std::string_view node_id) const;
+  std::string Round(int64_t round) const;  // the prefix of the round's keys
+  std::string End(int64_t round) const;
+  std::string Barrier(int64_t round) const;  // the prefix of the round's arrivals
+  std::string Arrival(int64_t round, int group_rank) const;
+  // The node id of a node record's key; "" for any other key.
+  std::string NodeIdOf(std::string_view key) const;
+
+ private:
+  std::string run_;
+};
+
+}  // namespace cpplaunch
