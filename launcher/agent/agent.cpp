@@ -164,8 +164,12 @@ class Agent::Impl {
     job_ = MakeJob();
     log_dir_.emplace(LogDir::Create(options_.log_dir.value_or(""), job_->run_id()));
     store_ = job_->HostStore();
-    Info("run id " + job_->run_id() + "; store listening on " +
-         Endpoint{job_->store_addr(), job_->store_port()}.ToString() + "; log directory " +
+    // An etcd job has no agent-wide store: each round's store host starts the workers' own.
+    const std::string store =
+        job_->store_port() != 0
+            ? "store listening on " + Endpoint{job_->store_addr(), job_->store_port()}.ToString()
+            : "the workers' store is started by each round's first host";
+    Info("run id " + job_->run_id() + "; " + store + "; log directory " +
          (log_dir_->enabled() ? log_dir_->run_dir().string() : std::string("disabled")));
     const bool logged = !(options_.redirects == StdSpec()) || !(options_.tee == StdSpec());
     if (logged && log_dir_->enabled()) Say("worker logs: " + log_dir_->run_dir().string());
@@ -367,6 +371,9 @@ class Agent::Impl {
   bool StopWorkers(const std::string& line) {
     if (state_ != AgentState::kRunning) return false;
     Say(line);
+    // This host saw the hang too and its workers are dumping their stacks: a SIGTERM now would
+    // cut the dumps short; FinishStacks stops the workers once they are done.
+    if (collecting_stacks_) return true;
     // A hang elsewhere stalls this host too: its workers' stacks are collected as well.
     if (hang_ && !hang_->hung() && hang_->Stalled(*options_.hang_timeout / 2)) {
       hang_->Declare();

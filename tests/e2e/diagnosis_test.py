@@ -158,11 +158,13 @@ class Hang(Scratch):
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
 
     def wait_warmed_up(self, p):
-        warmed = 0
-        while warmed < 4:
+        # Counted in the text, not per line: under `python -u` print() writes a line and its
+        # newline apart, so four ranks sharing the pipe can interleave them.
+        seen = ""
+        while seen.count("warmed up") < 4:
             line = p.stdout.readline()
             self.assertTrue(line, "the job ended before every rank warmed up")
-            warmed += line.endswith("warmed up\n")
+            seen += line
         return time.monotonic()
 
     def test_hang_timeout_ends_the_job_with_each_rank_stack(self):
@@ -322,17 +324,23 @@ class PlainWords(Scratch):
         self.assertRegex(p.stderr, r"reason    : crashed with SIGABRT \((core dumped|no core dump)\)")
 
     def test_exec_failures_say_what_and_why(self):
+        # A program that is missing or not executable is refused before any worker starts
+        # (exit 2, one line); what reaches exec and still fails gets the plain-words reason.
         plain = self.script("plain.txt", "not a program\n")
         p = launch("--no-python", "/nonexistent/prog")
-        self.assertEqual(p.returncode, 1)
-        self.assertIn("reason    : could not run '/nonexistent/prog': not found", p.stderr)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         p = launch("--no-python", plain)
-        self.assertIn(f"reason    : could not run '{plain}': it is not an executable file",
-                      p.stderr)
+        self.assertEqual(p.returncode, 2)
+        orphan = self.script("orphan.sh", "#!/nonexistent/interpreter\nexit 0\n")
+        os.chmod(orphan, 0o755)
+        p = launch("--no-python", orphan)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn(f"reason    : '{orphan}' is executable: the worker itself exited 127, or its "
+                      "#! interpreter is missing", p.stderr)
         p = launch("--exit-code=worker", "--no-python", "/bin/sh", "-c", "exit 127")
         self.assertEqual(p.returncode, 127)
         self.assertIn("reason    : '/bin/sh' is executable: the worker itself exited 127", p.stderr)
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -612,7 +612,7 @@ TEST_CASE("exit code: torchrun by default, worker from the command line or PET_E
         "argument --exit-code/--exit_code: invalid choice: 'pytest' (choose from 'worker', "
         "'torchrun')");
   CHECK(ValueError({"s"}, {{"PET_EXIT_CODE", "shell"}}) ==
-        "--exit-code shell: need worker or torchrun");
+        "--exit-code shell: need worker or torchrun (from the environment: PET_EXIT_CODE=shell)");
 }
 
 TEST_CASE("hang timeout: off by default, seconds from the command line or PET_HANG_TIMEOUT") {
@@ -623,7 +623,8 @@ TEST_CASE("hang timeout: off by default, seconds from the command line or PET_HA
   CHECK(ValueError({"--hang-timeout=0", "s"}) ==
         "--hang-timeout 0: need a positive number of seconds");
   CHECK(ValueError({"s"}, {{"PET_HANG_TIMEOUT", "-1"}}) ==
-        "--hang-timeout -1: need a positive number of seconds");
+        "--hang-timeout -1: need a positive number of seconds (from the environment: "
+        "PET_HANG_TIMEOUT=-1)");
   CHECK(UsageError({"--hang-timeout=soon", "s"}).find("invalid float value: 'soon'") !=
         std::string::npos);
 }

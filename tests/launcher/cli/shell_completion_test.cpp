@@ -47,7 +47,7 @@ TEST_CASE("zsh: one _arguments spec per option, all spellings excluding each oth
   }
   // A quote in a help line would end the single-quoted spec, a bracket the description.
   CHECK(Contains(script, "[workers'\\'' store: the agent'\\''s, or rank 0'\\''s]"));
-  CHECK(Contains(script, "[rendezvous endpoint, host\\[:port\\]]"));
+  CHECK(Contains(script, "[host\\[:port\\] (etcd: host\\[:port\\],...)]"));
 }
 
 }  // namespace
