@@ -90,7 +90,9 @@ std::string HelpText() {
       "  1  a worker failed after all restarts, the launcher was signalled, the\n"
       "     rendezvous failed, or an option value was rejected\n"
       "  2  the command line could not be parsed, or asks for something cpplaunch\n"
-      "     does not support\n";
+      "     does not support\n"
+      "  with --exit-code=worker, a failed job returns its root-cause worker's own\n"
+      "  code instead of 1 (128+N for signal N)\n";
   return text;
 }
 
