@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/process/posix_sys.h"
 #include "rendezvous/store/asio_coroutine.h"
 // Asio after asio_coroutine.h (see there).
 #include <boost/asio/detached.hpp>
@@ -113,16 +114,6 @@ Options Parse(int argc, char** argv) {
   if (o.fail < 0 || o.fail > 2) Usage("--fail takes 0, 1 or 2");
   if (o.fail && !o.channel) Usage("--fail needs --channel 1");
   return o;
-}
-
-// The agent's own step (posix_sys RaiseFileLimit): the soft limit up to the hard one.
-long RaiseFileLimit() {
-  rlimit rl{};
-  getrlimit(RLIMIT_NOFILE, &rl);
-  rl.rlim_cur = rl.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &rl);
-  getrlimit(RLIMIT_NOFILE, &rl);
-  return static_cast<long>(rl.rlim_cur);
 }
 
 // user+system CPU seconds of `pid` (0: none).
@@ -370,7 +361,7 @@ class Simulation {
 
 int main(int argc, char** argv) {
   const cpplaunch::Options o = cpplaunch::Parse(argc, argv);
-  const long limit = cpplaunch::RaiseFileLimit();
+  const long limit = static_cast<long>(cpplaunch::posix::RaiseFileLimit().after.soft);
   const long needed = static_cast<long>(o.agents) * (o.channel ? 4 : 1) + 64;
   if (needed > limit) {
     std::fprintf(stderr,

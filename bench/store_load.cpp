@@ -46,6 +46,7 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/process/posix_sys.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/store_client.h"
 
@@ -116,15 +117,6 @@ Options Parse(int argc, char** argv) {
     std::exit(2);
   }
   return o;
-}
-
-long RaiseFileLimit() {
-  rlimit rl{};
-  getrlimit(RLIMIT_NOFILE, &rl);
-  rl.rlim_cur = rl.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &rl);
-  getrlimit(RLIMIT_NOFILE, &rl);
-  return static_cast<long>(rl.rlim_cur);
 }
 
 // ---- Requests, encoded once in the legacy dialect by the project's encoder.
@@ -684,7 +676,7 @@ int RunCheck(const Options& o) {
 
 int main(int argc, char** argv) {
   const cpplaunch::Options o = cpplaunch::Parse(argc, argv);
-  const long fd_limit = cpplaunch::RaiseFileLimit();
+  const long fd_limit = static_cast<long>(cpplaunch::posix::RaiseFileLimit().after.soft);
   const long per_client = o.mode == "storm" && !o.callback_sockets ? 1 : 2;
   if (per_client * o.clients + 64 > fd_limit) {
     std::fprintf(stderr, "store_load: %d clients need more than the file limit %ld\n", o.clients,
