@@ -288,7 +288,7 @@ class Simulation {
       co_await Sleep(std::chrono::milliseconds(100));  // every process's WAITs are in place
       RoundEnd notice;
       notice.kind = RoundEndKind::kWorkerFailure;
-      notice.host = agents_.front()->round.nodes.at(agents_.front()->round.group_rank).hostname;
+      notice.host = agents_.front()->round.self().hostname;
       notice.node_rank = agents_.front()->round.group_rank;
       notice.rank = notice.node_rank;
       notice.detail = "exitcode 1 (simulated)";

@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "rendezvous/round_assignment.h"
 #include "rendezvous/store/async_store_client.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store_steps.h"
@@ -23,19 +24,6 @@ namespace {
 // end key appears or Stop() closes the client, and no CANCEL_WAIT is ever sent.
 constexpr auto kForever = std::chrono::hours(24 * 400);
 constexpr auto kShortestTick = std::chrono::milliseconds(10);
-
-// The peers whose heartbeats an agent watches: those 1, 2, 4, ... ranks after it on the ring of
-// group ranks (every peer in a job of up to 3 agents). Every agent watching every other costs
-// the job N^2 counter reads a tick (at 4,000 agents more than the store can serve); this costs
-// N log N. Any set of silent agents short of all of them is noticed as soon as with N^2: the
-// agent just before the first silent one watches it (distance 1), and a noticed loss ends the
-// round for everybody. The other distances let a block of silent neighbours be noticed by
-// several agents.
-std::vector<int> WatchedPeers(int self, int size) {
-  std::vector<int> peers;
-  for (int distance = 1; distance < size; distance *= 2) peers.push_back((self + distance) % size);
-  return peers;
-}
 
 }  // namespace
 
@@ -67,7 +55,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   std::string RoundKey(const std::string& name) const {
     return rendezvous_keys::Round(settings.run_id, round.round) + name;
   }
-  const NodeInfo& self() const { return round.nodes.at(round.group_rank); }
+  const NodeInfo& self() const { return round.self(); }
 
   // The watch, the heartbeats and EndRound may all see the same end; only the first is handed on.
   void Deliver(const RoundEnd& notice) {
@@ -112,8 +100,8 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     const auto limit = interval * std::max(settings.keep_alive_max_attempt, 1);
     std::vector<std::string> keys;
     std::vector<int> ranks;
-    for (int rank : WatchedPeers(round.group_rank, round.group_world_size())) {
-      keys.push_back(rendezvous_keys::Heartbeat(settings.run_id, round.nodes[rank].node_id));
+    for (int rank : HeartbeatPeers(round.group_rank, round.group_world_size())) {
+      keys.push_back(rendezvous_keys::Heartbeat(settings.run_id, round.Member(rank).node.node_id));
       ranks.push_back(rank);
     }
     std::vector<Bytes> last(keys.size());
@@ -156,7 +144,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   }
 
   asio::awaitable<void> ReportLost(int rank, Clock::duration silent) {
-    const NodeInfo& lost = round.nodes[rank];
+    const NodeInfo& lost = round.Member(rank).node;
     RoundEnd notice;
     notice.kind = RoundEndKind::kPeerLost;
     notice.host = lost.hostname;
@@ -177,9 +165,9 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   // within the one round trip between the two steps would lose it, which needs the replacement
   // to start at that very moment.
   asio::awaitable<void> ReleaseLiveness(int rank) {
-    if (rank >= static_cast<int>(round.liveness_keys.size())) co_return;
-    RoundMember lost{round.nodes[rank], round.liveness_keys[rank]};
-    if (co_await MemberAlive(beat, lost)) co_await beat.DeleteKey(lost.liveness_key);
+    const RoundPeer* lost = round.Find(rank);
+    if (lost == nullptr || lost->liveness_key.empty()) co_return;
+    if (co_await MemberAlive(beat, *lost)) co_await beat.DeleteKey(lost->liveness_key);
   }
 };
 

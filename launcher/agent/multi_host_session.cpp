@@ -215,7 +215,7 @@ RoundEnd MultiHostSession::Notice(RoundEndKind kind) const {
   notice.host = plan_.rendezvous.self.hostname;
   notice.node_rank = round_.group_rank;
   if (round_.group_rank < round_.group_world_size()) {
-    notice.addr = round_.nodes[round_.group_rank].addr;
+    notice.addr = round_.self().addr;
   }
   return notice;
 }

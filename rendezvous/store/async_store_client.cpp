@@ -394,6 +394,11 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Set(std::string key, Bytes value)
   co_await impl->RoundTrip(KeyValueRequest(Command::kSet, std::move(key), std::move(value)));
 }
 
+AsyncStoreClient::Task<void> AsyncStoreClient::Append(std::string key, Bytes value) {
+  auto impl = impl_;
+  co_await impl->RoundTrip(KeyValueRequest(Command::kAppend, std::move(key), std::move(value)));
+}
+
 AsyncStoreClient::Task<Bytes> AsyncStoreClient::Get(std::string key) {
   auto impl = impl_;
   Reply reply = co_await impl->RoundTrip(KeyRequest(Command::kGet, std::move(key)));

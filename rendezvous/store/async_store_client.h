@@ -64,6 +64,8 @@ class AsyncStoreClient {
   Task<void> Connect(std::string host, int port, Clock::time_point deadline);
 
   Task<void> Set(std::string key, Bytes value);
+  // Appends `value` to the key's value (creating it), as one atomic step.
+  Task<void> Append(std::string key, Bytes value);
   // The value of an existing key (no waiting: call Wait first if it may be missing).
   Task<Bytes> Get(std::string key);
   Task<int64_t> Add(std::string key, int64_t delta);

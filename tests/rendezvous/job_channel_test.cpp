@@ -23,14 +23,16 @@ using Clock = std::chrono::steady_clock;
 RendezvousResult Round(int group_rank, int nodes) {
   RendezvousResult round;
   round.group_rank = group_rank;
+  std::vector<NodeInfo> all;
   for (int i = 0; i < nodes; ++i) {
     NodeInfo node;
     node.node_id = "n" + std::to_string(i);
     node.hostname = "host" + std::to_string(i);
     node.addr = "127.0.0." + std::to_string(i + 1);
     node.local_world_size = 1;
-    round.nodes.push_back(node);
+    all.push_back(node);
   }
+  SetEveryMember(&round, std::move(all), std::vector<std::string>(nodes));
   return round;
 }
 
@@ -338,7 +340,7 @@ TEST_CASE("JobChannel: the agent reporting a peer whose heartbeats lapsed releas
   AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   auto claim = SpawnBody(io, [&]() -> asio::awaitable<std::optional<Bytes>> {
     co_await probe.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
-    co_return co_await ReadIfPresent(probe, job.rounds[0].liveness_keys.at(1));
+    co_return co_await ReadIfPresent(probe, job.rounds[0].Member(1).liveness_key);
   });
   RunUntil(
       io, [&] { return claim->done; }, 2000ms);
