@@ -1,6 +1,7 @@
 #include "rendezvous/dynamic_rendezvous.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "rendezvous/store_steps.h"
 #include "rendezvous/waiting_line.h"
@@ -23,6 +24,13 @@ int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The decimal count stored in an agents' key (0 when absent or not a number).
+int64_t CountIn(const std::optional<Bytes>& value) {
+  int64_t count = 0;
+  if (value) std::from_chars(value->data(), value->data() + value->size(), count);
+  return count;
 }
 
 }  // namespace
@@ -157,15 +165,30 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
   co_await client_.Append(QueueKey(), EncodeJoinLine(join));
   co_await client_.Add(QueuedCountKey(), 1);
   const std::string answer_key = AnswerKey(me.node_id, join.attempt);
-  const auto give_up = std::min(deadline, Clock::now() + settings_.queue_timeout);
+  // The admission may take a while for thousands of hosts; only a count of applied lines that
+  // stands still for queue_timeout means its holder is stuck.
+  int64_t admitted_seen = -1;
+  auto moved_at = Clock::now();
   std::optional<Bytes> text;
   for (;;) {
     co_await Admit();
-    text = co_await ReadIfPresent(client_, answer_key);
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now());
-    if (text || left <= std::chrono::milliseconds::zero()) break;
+    // A WAIT answers at once when the key is there: no read before it.
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     std::vector<std::string> keys{answer_key};
-    co_await client_.Wait(std::move(keys), std::min(left, kAnswerWait));
+    if (co_await client_.Wait(std::move(keys),
+                              std::clamp(left, std::chrono::milliseconds(1), kAnswerWait))) {
+      text = co_await client_.Get(answer_key);
+      break;
+    }
+    if (left <= std::chrono::milliseconds::zero()) break;
+    const int64_t count = CountIn(co_await ReadIfPresent(client_, AdmittedCountKey()));
+    if (count != admitted_seen) {
+      admitted_seen = count;
+      moved_at = Clock::now();
+    } else if (Clock::now() - moved_at >= settings_.queue_timeout) {
+      break;
+    }
   }
   const std::optional<JoinAnswer> answer = text ? ParseJoinAnswer(*text) : std::nullopt;
   if (!answer || !answer->admitted) co_return std::nullopt;
@@ -193,8 +216,8 @@ Rendezvous::Task<void> DynamicRendezvous::Admit() {
     // A host that queued after the last batch and tried the role before it was released would
     // wait for an answer that nobody gives: look once more, now that the role is free.
     const int64_t queued = co_await client_.Add(QueuedCountKey(), 0);
-    const auto admitted = co_await ReadIfPresent(client_, AdmittedCountKey());
-    if (admitted && queued <= std::stoll(*admitted)) co_return;
+    const std::optional<Bytes> admitted = co_await ReadIfPresent(client_, AdmittedCountKey());
+    if (admitted && queued <= CountIn(admitted)) co_return;
   }
 }
 

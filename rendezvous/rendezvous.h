@@ -64,8 +64,8 @@ struct RendezvousSettings {
   std::chrono::milliseconds close_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds progress_interval{std::chrono::seconds(5)};
-  // Dynamic: how long a queued join waits for an answer before this host joins by itself (the
-  // host holding the admission role may be frozen). Not a torchrun key.
+  // Dynamic: how long a queued join waits while the admission makes no progress before this host
+  // joins by itself (the host holding the admission role may be frozen). Not a torchrun key.
   std::chrono::milliseconds queue_timeout{std::chrono::seconds(5)};
   // Receives a progress line while a round waits for hosts (every progress_interval), on the
   // loop thread. May be empty.
