@@ -176,19 +176,17 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     std::vector<std::string> keys{answer_key};
+    const auto slice = std::min(kAnswerWait, settings_.queue_timeout);
     if (co_await client_.Wait(std::move(keys),
-                              std::clamp(left, std::chrono::milliseconds(1), kAnswerWait))) {
+                              std::clamp(left, std::chrono::milliseconds(1), slice))) {
       text = co_await client_.Get(answer_key);
       break;
     }
     if (left <= std::chrono::milliseconds::zero()) break;
     const int64_t count = CountIn(co_await ReadIfPresent(client_, AdmittedCountKey()));
-    if (count != admitted_seen) {
-      admitted_seen = count;
-      moved_at = Clock::now();
-    } else if (Clock::now() - moved_at >= settings_.queue_timeout) {
-      break;
-    }
+    if (admitted_seen >= 0 && count != admitted_seen) moved_at = Clock::now();
+    admitted_seen = count;
+    if (Clock::now() - moved_at >= settings_.queue_timeout) break;
   }
   const std::optional<JoinAnswer> answer = text ? ParseJoinAnswer(*text) : std::nullopt;
   if (!answer || !answer->admitted) co_return std::nullopt;
