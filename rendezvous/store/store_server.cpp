@@ -169,7 +169,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
 class StoreSession : public std::enable_shared_from_this<StoreSession> {
  public:
   StoreSession(StoreServerImpl& server, tcp::socket socket, ConnId id, const WireLimits& limits)
-      : server_(server), socket_(std::move(socket)), id_(id), decoder_(limits) {}
+      : server_(server), socket_(std::move(socket)), id_(id), decoder_(limits), long_id_(id) {}
 
   ConnId id() const { return id_; }
   RequestDecoder& decoder() { return decoder_; }
@@ -582,9 +582,9 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
 // false when a handshake is refused: the connection closes after its answer. The handshake and
 // CLEAR_WORKER_KEYS are the server's own: they concern the connection and the other namespace.
 bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
+  session.set_long_id(session.id());
   if (session.agent()) {
     session.OweTag(request.tag, ReplyShapeOf(request.command) != ReplyShape::kNone);
-    session.set_long_id(session.id());
   }
   switch (request.command) {
     case Command::kAgentHello:

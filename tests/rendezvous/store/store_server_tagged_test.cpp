@@ -113,6 +113,25 @@ TEST_CASE("a wake-up never splits a long reply: it follows the MULTI_GET it arri
   CHECK(ToHex(a->Receive(5)) == "01 00 00 00 00");
 }
 
+TEST_CASE("a PyTorch connection's long request beside an agent's runs on its own connection",
+          "[store][tagged]") {
+  LoopbackServer server;
+  auto agent = Agent(server);  // takes the first connection id
+  agent->Send(EncodeTagged(1, Command::kWait, {"never"}));
+  RawConnection torch(server.port());
+  const std::string big(1024 * 1024, 't');
+  std::vector<std::string> keys{"m0", "m1", "m2", "m3"};
+  std::vector<Bytes> values(keys.size(), big);
+  torch.Send(test::FromHex("00 ce f7 85 3c") +
+             test::EncodeIn(Dialect::kModern, Command::kMultiSet, keys, values) +
+             test::EncodeIn(Dialect::kModern, Command::kMultiGet, keys));
+  const size_t body = keys.size() * (8 + big.size());
+  std::string reply = torch.Receive(body, 10s);
+  REQUIRE(reply.size() == body);
+  CHECK(reply.substr(body - 4) == "tttt");
+  CHECK(agent->Receive(1, 100ms).empty());
+}
+
 TEST_CASE("an agent connection over the pending-wait limit is closed", "[store][tagged]") {
   LoopbackServer server;
   auto a = Agent(server);
