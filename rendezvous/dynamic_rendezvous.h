@@ -40,6 +40,7 @@ class DynamicRendezvous : public Rendezvous {
   Task<void> Close(std::string reason) override;
   Task<void> Disarm() override;
   void Cancel() override { client_.Close(); }
+  AsyncStoreClient* connection() override { return &client_; }
 
  private:
   struct Snapshot {

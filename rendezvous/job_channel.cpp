@@ -28,23 +28,26 @@ constexpr auto kShortestTick = std::chrono::milliseconds(10);
 }  // namespace
 
 struct JobChannel::State : std::enable_shared_from_this<State> {
-  State(asio::any_io_executor ex, Settings s, RendezvousResult r, EndHandler handler)
+  State(asio::any_io_executor ex, Settings s, RendezvousResult r, EndHandler handler,
+        std::unique_ptr<AsyncStoreClient> own_connection, AsyncStoreClient& connection)
       : executor(ex),
         settings(std::move(s)),
         round(std::move(r)),
         on_end(std::move(handler)),
-        watch(ex, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret)),
-        beat(ex, AsyncStoreClient::Options::Agent(settings.heartbeat_timeout, settings.secret)),
-        control(ex, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret)),
+        own(std::move(own_connection)),
+        watch(connection, settings.read_timeout),
+        beat(connection, settings.heartbeat_timeout),
+        control(connection, settings.read_timeout),
         tick_timer(ex) {}
 
   asio::any_io_executor executor;
   Settings settings;
   RendezvousResult round;
   EndHandler on_end;
-  // Three connections because a client runs one operation at a time: the WAIT on the end key
-  // holds its connection for the whole round, and heartbeats must not queue behind a barrier.
-  AsyncStoreClient watch;    // holds the WAIT on the end key
+  std::unique_ptr<AsyncStoreClient> own;  // the connection, when the channel opened its own
+  // Three views of one connection, so that stopping the channel ends exactly its operations; the
+  // beat view's timeout is heartbeat_timeout (a store that stops answering ends the round).
+  AsyncStoreClient watch;    // the WAIT on the end key
   AsyncStoreClient beat;     // heartbeats and the others' counters
   AsyncStoreClient control;  // EndRound, ExitBarrier, Depart
   asio::steady_timer tick_timer;
@@ -171,10 +174,28 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   }
 };
 
+namespace {
+
+std::unique_ptr<AsyncStoreClient> OwnConnection(const asio::any_io_executor& executor,
+                                                const JobChannel::Settings& settings) {
+  return std::make_unique<AsyncStoreClient>(
+      executor, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret));
+}
+
+}  // namespace
+
 JobChannel::JobChannel(asio::any_io_executor executor, Settings settings, RendezvousResult round,
-                       EndHandler on_end)
+                       EndHandler on_end) {
+  auto own = OwnConnection(executor, settings);
+  AsyncStoreClient& connection = *own;
+  state_ = std::make_shared<State>(std::move(executor), std::move(settings), std::move(round),
+                                   std::move(on_end), std::move(own), connection);
+}
+
+JobChannel::JobChannel(asio::any_io_executor executor, Settings settings, RendezvousResult round,
+                       EndHandler on_end, AsyncStoreClient& connection)
     : state_(std::make_shared<State>(std::move(executor), std::move(settings), std::move(round),
-                                     std::move(on_end))) {}
+                                     std::move(on_end), nullptr, connection)) {}
 
 JobChannel::~JobChannel() { Stop(); }
 
@@ -182,9 +203,11 @@ JobChannel::Task<void> JobChannel::Start() {
   auto state = state_;
   const auto deadline = Clock::now() + state->settings.read_timeout;
   const auto& s = state->settings;
-  co_await state->watch.Connect(s.store_host, s.store_port, deadline);
-  co_await state->beat.Connect(s.store_host, s.store_port, deadline);
-  co_await state->control.Connect(s.store_host, s.store_port, deadline);
+  if (state->own) co_await state->own->Connect(s.store_host, s.store_port, deadline);
+  if (!state->watch.connected()) {
+    throw StoreError("the agent's connection to the store at " +
+                     Endpoint{s.store_host, s.store_port}.ToString() + " is closed");
+  }
   asio::co_spawn(state->executor, state->WatchLoop(), asio::detached);
   asio::co_spawn(state->executor, state->HeartbeatLoop(), asio::detached);
 }
@@ -236,6 +259,7 @@ void JobChannel::Stop() {
   state_->watch.Close();
   state_->beat.Close();
   state_->control.Close();
+  if (state_->own) state_->own->Close();
 }
 
 bool JobChannel::ended() const { return state_->ended; }

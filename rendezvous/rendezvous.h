@@ -116,6 +116,8 @@ struct RoundTransition {
   bool failure = true;    // true: the new round consumes a restart (count + 1)
 };
 
+class AsyncStoreClient;
+
 class Rendezvous {
  public:
   template <class T>
@@ -134,10 +136,13 @@ class Rendezvous {
   virtual Task<void> Disarm() = 0;
   // Closes the connection: a pending Next() ends at once with an error (e.g. on a signal).
   virtual void Cancel() = 0;
+  // The agent's store connection (static and c10d backends; null for etcd), connected by the
+  // first Next(). It lives as long as the rendezvous, owning the agent's liveness key and will;
+  // the round's JobChannel works on views of it, so an agent holds one store connection.
+  virtual AsyncStoreClient* connection() { return nullptr; }
 };
 
 // Fills settings->self.addr / node_id from the connected client as described above.
-class AsyncStoreClient;
 void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings);
 
 // Store keys of the agents, in one place. Agents' keys never start with '/', so they cannot

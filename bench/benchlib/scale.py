@@ -14,7 +14,7 @@ from pathlib import Path
 from .running import log
 from .servers import Server
 
-CONNECTIONS_PER_AGENT = 4  # rendezvous + the job channel's watch, heartbeat and control
+CONNECTIONS_PER_AGENT = 1  # the rendezvous' connection, which the job channel shares (tagged)
 AGENTS_PER_PROCESS = 2000  # 8,000 connections: under any process's file limit here
 FD_MARGIN = 100
 
