@@ -651,7 +651,9 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Set(std::string key, Bytes value)
 
 AsyncStoreClient::Task<void> AsyncStoreClient::Append(std::string key, Bytes value) {
   auto impl = impl_;
-  co_await impl->RoundTrip(KeyValueRequest(Command::kAppend, std::move(key), std::move(value)));
+  auto scope = scope_;
+  co_await impl->RoundTrip(*scope,
+                           KeyValueRequest(Command::kAppend, std::move(key), std::move(value)));
 }
 
 AsyncStoreClient::Task<Bytes> AsyncStoreClient::Get(std::string key) {
