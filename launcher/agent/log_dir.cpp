@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <system_error>
 
 #include "base/fd_io.h"
+#include "base/random_bytes.h"
 
 namespace cpplaunch {
 namespace fs = std::filesystem;
@@ -17,9 +20,12 @@ namespace {
 fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
   static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789_";
   // A plain PRNG is enough: mkdir fails on an existing path, so a guessed or clashing name is
-  // retried, never shared with another process.
-  std::random_device seed;
-  std::mt19937_64 random(seed());
+  // retried, never shared with another process. Seeded by getrandom(2): std::random_device
+  // probes the CPU with cpuid first, which a virtual machine traps (tens of microseconds).
+  std::uint64_t seed = 0;
+  const std::string bytes = RandomBytes(sizeof(seed));
+  std::memcpy(&seed, bytes.data(), sizeof(seed));
+  std::mt19937_64 random(seed);
   std::uniform_int_distribution<std::size_t> pick(0, kAlphabet.size() - 1);
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string name = prefix;
