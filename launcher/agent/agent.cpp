@@ -46,6 +46,7 @@
 #include "launcher/cli/script_check.h"
 #include "launcher/output/console_writer.h"
 #include "launcher/output/worker_output.h"
+#include "launcher/process/job_sentinel.h"
 #include "launcher/process/posix_sys.h"
 #include "launcher/process/posix_worker_group.h"
 #include "launcher/process/signal_watch.h"
@@ -733,6 +734,7 @@ class Agent::Impl {
       return AgentStatusEvent(EventFacts(), agent_error_ ? "FAILED" : "SUCCEEDED", agent_error_);
     });
     exit_code_ = code;
+    if (parts_.job_over) parts_.job_over();
     // A job without logs or error files leaves no empty torchelastic_XXXXXXXX behind.
     if (log_dir_) log_dir_->CleanUpAtExit();
     linger_timer_.cancel();
@@ -785,9 +787,15 @@ class Agent::Impl {
 
 Agent::Agent(LaunchOptions options, EnvMap environment, JobSentinel* sentinel)
     : Agent(std::move(options), std::move(environment),
-            AgentParts{.make_worker_group = [sentinel](boost::asio::io_context& io) {
-              return MakePosixWorkerGroup(io, PosixWorkerGroupOptions{.sentinel = sentinel});
-            }}) {}
+            AgentParts{.make_worker_group =
+                           [sentinel](boost::asio::io_context& io) {
+                             return MakePosixWorkerGroup(
+                                 io, PosixWorkerGroupOptions{.sentinel = sentinel});
+                           },
+                       .job_over =
+                           [sentinel] {
+                             if (sentinel != nullptr) sentinel->Quit();
+                           }}) {}
 Agent::Agent(LaunchOptions options, EnvMap environment, AgentParts parts)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(environment), std::move(parts))) {}
 Agent::~Agent() = default;

@@ -1,6 +1,7 @@
 #include "launcher/agent/log_dir.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "base/fd_io.h"
 #include "base/random_bytes.h"
@@ -76,9 +78,17 @@ bool LogDir::HoldsFiles() const {
 void LogDir::CleanUpAtExit() const {
   std::error_code ec;
   if (!error_dir_.empty()) fs::remove_all(error_dir_, ec);
-  if (!enabled() || temp_base_.empty() || HoldsFiles()) return;
-  fs::remove_all(run_dir_, ec);
-  fs::remove(temp_base_, ec);  // only if empty: fs::remove does not recurse
+  if (!enabled() || temp_base_.empty()) return;
+  // One walk (it is on the way out of every job): the directories, parents first, unless a
+  // file turns up; then rmdir each, children first (the walk's order reversed).
+  std::vector<fs::path> dirs{run_dir_};
+  for (fs::recursive_directory_iterator it(run_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) return;
+    dirs.push_back(it->path());
+  }
+  if (ec) return;
+  for (auto dir = dirs.rbegin(); dir != dirs.rend(); ++dir) ::rmdir(dir->c_str());
+  ::rmdir(temp_base_.c_str());  // only if empty
 }
 
 fs::path LogDir::TempRoot() {
