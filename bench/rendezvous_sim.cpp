@@ -11,8 +11,8 @@
 // its own loopback address, 127.2.x.y, so that the connections of thousands of agents do not
 // share one address pair, whose ephemeral ports Linux scans on every connect (bench/store_load
 // explains why); hosts of a real job have distinct addresses too.
-// With --channel 1, every agent then opens its round's JobChannel (3 more connections), and the
-// Q processes meet at a store barrier. --hold-s keeps the channels running (heartbeats at
+// With --channel 1, every agent then opens its round's JobChannel (on its rendezvous' connection),
+// and the Q processes meet at a store barrier. --hold-s keeps the channels running (heartbeats at
 // --keep-alive-ms, default torchrun's 5 s) while the store's CPU is sampled from /proc/PID/stat.
 // --fail 1 (the process holding agent 0): agent 0 ends the round with a worker-failure notice
 // and every agent's end handler is timed; --fail 2: another process's agent ends it, this
@@ -233,11 +233,13 @@ class Simulation {
   }
 
   Task OpenChannel(Agent& a) {
-    a.channel = std::make_unique<JobChannel>(io_.get_executor(), ChannelSettings(o_, a.index),
-                                             a.round, [this, &a](const RoundEnd&) {
-                                               a.told_ns = NowNs();
-                                               ++told_;
-                                             });
+    a.channel = std::make_unique<JobChannel>(
+        io_.get_executor(), ChannelSettings(o_, a.index), a.round,
+        [this, &a](const RoundEnd&) {
+          a.told_ns = NowNs();
+          ++told_;
+        },
+        *a.rendezvous->connection());
     try {
       co_await a.channel->Start();
       a.channel_ready = true;
@@ -288,7 +290,7 @@ class Simulation {
       co_await Sleep(std::chrono::milliseconds(100));  // every process's WAITs are in place
       RoundEnd notice;
       notice.kind = RoundEndKind::kWorkerFailure;
-      notice.host = agents_.front()->round.nodes.at(agents_.front()->round.group_rank).hostname;
+      notice.host = agents_.front()->round.self().hostname;
       notice.node_rank = agents_.front()->round.group_rank;
       notice.rank = notice.node_rank;
       notice.detail = "exitcode 1 (simulated)";

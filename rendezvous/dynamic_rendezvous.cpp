@@ -1,6 +1,7 @@
 #include "rendezvous/dynamic_rendezvous.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "rendezvous/store_steps.h"
 #include "rendezvous/waiting_line.h"
@@ -23,6 +24,13 @@ int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// The decimal count stored in an agents' key (0 when absent or not a number).
+int64_t CountIn(const std::optional<Bytes>& value) {
+  int64_t count = 0;
+  if (value) std::from_chars(value->data(), value->data() + value->size(), count);
+  return count;
 }
 
 }  // namespace
@@ -57,6 +65,28 @@ std::string DynamicRendezvous::NodeKey(const std::string& node_id) const {
 std::string DynamicRendezvous::AliveKey(const std::string& node_id) const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/alive/" + node_id;
 }
+std::string DynamicRendezvous::AssignKey(int64_t round, const std::string& node_id) const {
+  return rendezvous_keys::Round(settings_.run_id, round) + "assign/" + node_id;
+}
+std::string DynamicRendezvous::QueueKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/queue";
+}
+std::string DynamicRendezvous::QueuedCountKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/queued";
+}
+std::string DynamicRendezvous::AdmittedCountKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/admitted";
+}
+std::string DynamicRendezvous::AdmitterKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/admitter";
+}
+std::string DynamicRendezvous::AnswerKey(const std::string& node_id, int64_t attempt) const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/answer/" + node_id + "/" +
+         std::to_string(attempt);
+}
+std::string DynamicRendezvous::PublisherKey(int64_t round) const {
+  return rendezvous_keys::Round(settings_.run_id, round) + "assign_publisher";
+}
 
 Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
     std::optional<RoundTransition> previous) {
@@ -72,6 +102,8 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   co_await PublishSelf();
   const JoinRequest me = JoinRequestFor(previous);
   next_progress_ = Clock::now() + settings_.progress_interval;
+  std::optional<RendezvousResult> queued = co_await JoinThroughQueue(me, deadline);
+  if (queued) co_return std::move(*queued);
   Snapshot snapshot;  // assume no state: the first write creates it or returns the real one
   int64_t turn = kNoTurn;
   for (;;) {
@@ -89,13 +121,17 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
         // The next host's turn comes first: the wake-ups below are off the queue's path.
         if (turn != kTurnPassed) turn = co_await PassTurn(turn);
         if (!wrote) break;
+        // Before the wake-up: the woken members look for their assignments first.
+        if (decision.next.complete) co_await PublishAssignments(decision.next);
         co_await WakeWaiters(epoch_before, decision.next);
         if (decision.next.IsWaiting(me.node_id)) co_await AnnounceWaiting(decision.next);
         break;
       }
-      case JoinAction::kDone:
+      case JoinAction::kDone: {
         if (turn > 0) turn = co_await PassTurn(turn);
-        co_return co_await Finish(decision.next, decision.rank, deadline);
+        const RoundAssignment assignment = co_await AwaitAssignment(decision.next, deadline);
+        co_return co_await Finish(assignment, deadline);
+      }
       case JoinAction::kClosed:
         throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
                               client_.peer() + " from " + settings_.self.Label() +
@@ -110,9 +146,112 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
           throw TimeoutError(snapshot, started);
         }
         co_await WaitForNews(snapshot, decision, deadline);
+        // A waiting participant's round may have completed: its assignment is a few bytes, the
+        // state holds every host.
+        if (snapshot.state && !snapshot.state->complete &&
+            snapshot.state->RankOf(me.node_id) >= 0) {
+          const auto assignment = co_await ReadAssignment(snapshot.state->round);
+          if (assignment) co_return co_await Finish(*assignment, deadline);
+        }
         snapshot = co_await Read();
         break;
     }
+  }
+}
+
+Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThroughQueue(
+    const JoinRequest& me, Clock::time_point deadline) {
+  const QueuedJoin join{me, ++attempts_};
+  co_await client_.Append(QueueKey(), EncodeJoinLine(join));
+  co_await client_.Add(QueuedCountKey(), 1);
+  const std::string answer_key = AnswerKey(me.node_id, join.attempt);
+  // The admission may take a while for thousands of hosts; only a count of applied lines that
+  // stands still for queue_timeout means its holder is stuck.
+  int64_t admitted_seen = -1;
+  auto moved_at = Clock::now();
+  std::optional<Bytes> text;
+  for (;;) {
+    co_await Admit();
+    // A WAIT answers at once when the key is there: no read before it.
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    std::vector<std::string> keys{answer_key};
+    const auto slice = std::min(kAnswerWait, settings_.queue_timeout);
+    if (co_await client_.Wait(std::move(keys),
+                              std::clamp(left, std::chrono::milliseconds(1), slice))) {
+      text = co_await client_.Get(answer_key);
+      break;
+    }
+    if (left <= std::chrono::milliseconds::zero()) break;
+    const int64_t count = CountIn(co_await ReadIfPresent(client_, AdmittedCountKey()));
+    if (admitted_seen >= 0 && count != admitted_seen) moved_at = Clock::now();
+    admitted_seen = count;
+    if (Clock::now() - moved_at >= settings_.queue_timeout) break;
+  }
+  const std::optional<JoinAnswer> answer = text ? ParseJoinAnswer(*text) : std::nullopt;
+  if (!answer || !answer->admitted) co_return std::nullopt;
+  // A participant: the round's completion is the next epoch. At the last-call deadline, or when
+  // a progress line is due, the DecideJoin loop takes over (it completes the round or prints).
+  auto until = std::min(deadline, next_progress_);
+  if (answer->last_call_deadline_ms != 0) {
+    until = std::min(
+        until, Clock::now() + std::chrono::milliseconds(answer->last_call_deadline_ms - WallMs()));
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+  std::vector<std::string> keys{EpochKey(answer->epoch + 1)};
+  co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
+  std::optional<RoundAssignment> assignment = co_await ReadAssignment(answer->round);
+  if (!assignment) co_return std::nullopt;
+  co_return co_await Finish(*assignment, deadline);
+}
+
+Rendezvous::Task<void> DynamicRendezvous::Admit() {
+  const std::string& me = settings_.self.node_id;
+  for (;;) {
+    if (co_await client_.Claim(AdmitterKey(), me) != me) co_return;
+    co_await AdmitQueued();
+    co_await client_.DeleteKey(AdmitterKey());
+    // A host that queued after the last batch and tried the role before it was released would
+    // wait for an answer that nobody gives: look once more, now that the role is free.
+    const int64_t queued = co_await client_.Add(QueuedCountKey(), 0);
+    const std::optional<Bytes> admitted = co_await ReadIfPresent(client_, AdmittedCountKey());
+    if (admitted && queued <= CountIn(admitted)) co_return;
+  }
+}
+
+// One batch per pass: the state and the queue are read once, every new line is applied in one
+// COMPARE_SET, and each request's answer is written in one MULTI_SET.
+Rendezvous::Task<void> DynamicRendezvous::AdmitQueued() {
+  for (;;) {
+    Snapshot snapshot = co_await Read();
+    const std::optional<Bytes> queue = co_await ReadIfPresent(client_, QueueKey());
+    std::string error;
+    const int64_t skip = snapshot.state ? snapshot.state->admitted : 0;
+    auto joins = ParseJoinQueue(queue.value_or(Bytes()), skip, &error);
+    if (!joins) {
+      throw RendezvousError("the store at " + client_.peer() + " holds an unreadable join queue " +
+                            "for job '" + settings_.run_id + "': " + error);
+    }
+    if (joins->empty()) co_return;
+    std::vector<JoinRequest> requests;
+    for (const QueuedJoin& join : *joins) requests.push_back(join.request);
+    const Admission admission = AdmitJoins(snapshot.state, requests, WallMs());
+    if (co_await DropDeadParticipants(&snapshot, admission.next)) continue;
+    const int64_t epoch_before = snapshot.state ? snapshot.state->epoch : 0;
+    if (!co_await CompareAndSwap(&snapshot, admission.next)) continue;
+    const RendezvousState& next = admission.next;
+    if (next.complete) co_await PublishAssignments(next);
+    std::vector<std::string> keys;
+    std::vector<Bytes> values;
+    for (size_t i = 0; i < joins->size(); ++i) {
+      const JoinAnswer answer{admission.admitted[i], next.round, epoch_before,
+                              next.last_call_deadline_ms};
+      keys.push_back(AnswerKey((*joins)[i].request.node_id, (*joins)[i].attempt));
+      values.push_back(EncodeJoinAnswer(answer));
+    }
+    co_await client_.MultiSet(std::move(keys), std::move(values));
+    co_await client_.Set(AdmittedCountKey(), std::to_string(next.admitted));
+    co_await WakeWaiters(epoch_before, next);
   }
 }
 
@@ -189,12 +328,24 @@ Rendezvous::Task<void> DynamicRendezvous::PublishSelf() {
 Rendezvous::Task<bool> DynamicRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                                const RendezvousState& next) {
   if (!next.complete || !snapshot->state || snapshot->state->complete) co_return false;
+  // Usually all are alive: one CHECK and one MULTI_GET for the whole round, not a read each.
+  std::vector<std::string> alive_keys;
+  std::vector<std::string> ids;
+  for (const auto& id : next.participants) {
+    if (id == settings_.self.node_id) continue;
+    alive_keys.push_back(AliveKey(id));
+    ids.push_back(id);
+  }
+  if (co_await client_.Check(alive_keys)) {
+    const std::vector<Bytes> holders = co_await client_.MultiGet(alive_keys);
+    if (holders == ids) co_return false;
+  }
   RendezvousState without = *snapshot->state;
   bool dropped = false;
   for (const auto& id : next.participants) {
     if (id == settings_.self.node_id) continue;
     // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
-    RoundMember member{NodeInfo{}, AliveKey(id)};
+    RoundPeer member{0, NodeInfo{}, AliveKey(id)};
     member.node.node_id = id;
     if (co_await MemberAlive(client_, member)) continue;
     without = WithoutNode(std::move(without), id);
@@ -367,34 +518,96 @@ Rendezvous::Task<void> DynamicRendezvous::Leave(Snapshot snapshot) {
   }
 }
 
-Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RendezvousState& state, int rank,
-                                                             Clock::time_point deadline) {
+// One MULTI_GET of the N records and one MULTI_SET of N small values, once per round; the
+// publisher key (owned by the claiming connection) keeps late members from repeating it, and
+// frees itself if the publisher dies.
+Rendezvous::Task<void> DynamicRendezvous::PublishAssignments(const RendezvousState& state) {
+  const std::string& me = settings_.self.node_id;
+  if (co_await client_.Claim(PublisherKey(state.round), me) != me) co_return;
   std::vector<std::string> keys;
   for (const auto& id : state.participants) keys.push_back(NodeKey(id));
-  RendezvousResult result;
+  std::vector<int> local_world_sizes;
   for (const Bytes& value : co_await client_.MultiGet(std::move(keys))) {
     std::string error;
     auto node = NodeInfo::Decode(value, &error);
     if (!node) throw RendezvousError("unreadable node info in the store: " + error);
-    result.nodes.push_back(std::move(*node));
+    local_world_sizes.push_back(node->local_world_size);
   }
-  result.round = state.round;
-  result.restart_count = state.restart_count;
-  result.group_rank = rank;
+  std::vector<RoundAssignment> all = AssignRound(state, local_world_sizes);
+  std::vector<std::string> assign_keys;
+  std::vector<Bytes> values;
+  for (const RoundAssignment& assignment : all) {
+    assign_keys.push_back(AssignKey(state.round, state.participants[assignment.group_rank]));
+    values.push_back(assignment.Encode());
+  }
+  co_await client_.MultiSet(std::move(assign_keys), std::move(values));
+}
+
+Rendezvous::Task<std::optional<RoundAssignment>> DynamicRendezvous::ReadAssignment(int64_t round) {
+  const auto stored = co_await ReadIfPresent(client_, AssignKey(round, settings_.self.node_id));
+  if (!stored) co_return std::nullopt;
+  std::string error;
+  auto assignment = RoundAssignment::Decode(*stored, &error);
+  if (!assignment || assignment->round != round) {
+    throw RendezvousError(
+        "the store at " + client_.peer() + " holds an unreadable assignment " + "for round " +
+        std::to_string(round) + " of job '" + settings_.run_id +
+        "': " + (assignment ? "it names round " + std::to_string(assignment->round) : error));
+  }
+  co_return assignment;
+}
+
+Rendezvous::Task<RoundAssignment> DynamicRendezvous::AwaitAssignment(const RendezvousState& state,
+                                                                     Clock::time_point deadline) {
+  for (;;) {
+    std::vector<std::string> keys{AssignKey(state.round, settings_.self.node_id)};
+    const bool published = co_await client_.Wait(std::move(keys), kAssignmentWait);
+    auto assignment = co_await ReadAssignment(state.round);
+    if (assignment) co_return *assignment;
+    if (published) continue;  // cannot happen: a published assignment is never deleted
+    if (Clock::now() >= deadline) {
+      throw RendezvousError("round " + std::to_string(state.round) + " of job '" +
+                            settings_.run_id + "' completed, but no host published its ranks");
+    }
+    co_await PublishAssignments(state);  // the completer died before it published them
+  }
+}
+
+Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RoundAssignment& assignment,
+                                                             Clock::time_point deadline) {
+  std::vector<std::string> keys;
+  for (const auto& [rank, id] : assignment.peers) keys.push_back(NodeKey(id));
+  RendezvousResult result;
+  result.round = assignment.round;
+  result.restart_count = assignment.restart_count;
+  result.group_rank = assignment.group_rank;
+  result.group_size = assignment.group_world_size;
+  result.base_rank = assignment.base_rank;
+  result.world_size = assignment.world_size;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
-  std::vector<RoundMember> members;
-  for (size_t i = 0; i < state.participants.size(); ++i) {
-    result.liveness_keys.push_back(AliveKey(state.participants[i]));
-    members.push_back(RoundMember{result.nodes[i], result.liveness_keys.back()});
+  std::vector<Bytes> values = co_await client_.MultiGet(std::move(keys));
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string error;
+    auto node = NodeInfo::Decode(values[i], &error);
+    if (!node) throw RendezvousError("unreadable node info in the store: " + error);
+    const auto& [rank, id] = assignment.peers[i];
+    if (node->node_id != id) {
+      throw RendezvousError("the store's record of node " + id + " names " + node->node_id);
+    }
+    result.members.push_back(RoundPeer{rank, std::move(*node), AliveKey(id)});
   }
-  co_await ArmRound(client_, settings_.run_id, state.round, rank, members, deadline,
-                    "round " + std::to_string(state.round) + " of job '" + settings_.run_id +
-                        "': not every host armed the round");
-  co_await ReleaseRound(client_, settings_.run_id, state.round, rank, deadline,
+  if (result.self().node_id != settings_.self.node_id) {
+    throw RendezvousError("round " + std::to_string(result.round) + " of job '" + settings_.run_id +
+                          "' gave this host's place to " + result.self().node_id);
+  }
+  const std::string round_text =
+      "round " + std::to_string(result.round) + " of job '" + settings_.run_id + "'";
+  co_await ArmRound(client_, settings_.run_id, result, deadline,
+                    round_text + ": not every host armed the round");
+  co_await ReleaseRound(client_, settings_.run_id, result.round, result.group_rank, deadline,
                         settings_.progress_interval,
-                        "round " + std::to_string(state.round) + " of job '" + settings_.run_id +
-                            "': group rank 0 did not release the round");
+                        round_text + ": group rank 0 did not release the round");
   co_return result;
 }
 

@@ -6,17 +6,24 @@
 // hold a WAIT on the next version's key, so they react in milliseconds, without polling
 // (participants of an incomplete round on the next epoch's key: rendezvous_state.h). Hosts about
 // to write queue for a turn (a ticket counter), so that simultaneous arrivals do not fail each
-// other's writes.
+// other's writes. Before that, a host tries the join queue (join_queue.h): it appends its request,
+// and whichever host holds the admission role applies every queued request in one write; hosts
+// that arrive together then cost a few writes of the state, not one each.
 // Each node holds a liveness key owned by its connection; the write that completes a round first
-// removes participants whose liveness key is gone (they died while the round waited), and the
-// members then arm the round (rendezvous.h).
+// removes participants whose liveness key is gone (they died while the round waited). The writer
+// of the complete state then stores each member's assignment (round_assignment.h) under the
+// member's own key before it wakes the waiters, and each member reads only its own, so that the
+// end of a round costs O(N log N) bytes for the job rather than N^2. The members then arm the
+// round (rendezvous.h).
 //
 // Threads: Next()/Close() on the executor's thread; one call at a time.
 
 #include <boost/asio/any_io_executor.hpp>
 
+#include "rendezvous/join_queue.h"
 #include "rendezvous/rendezvous.h"
 #include "rendezvous/rendezvous_state.h"
+#include "rendezvous/round_assignment.h"
 #include "rendezvous/store/async_store_client.h"
 
 namespace cpplaunch {
@@ -33,6 +40,7 @@ class DynamicRendezvous : public Rendezvous {
   Task<void> Close(std::string reason) override;
   Task<void> Disarm() override;
   void Cancel() override { client_.Close(); }
+  AsyncStoreClient* connection() override { return &client_; }
 
  private:
   struct Snapshot {
@@ -43,6 +51,17 @@ class DynamicRendezvous : public Rendezvous {
 
   // The steps of Next().
   Task<void> PublishSelf();
+  // The join queue: returns the round when this node was admitted and the round completed
+  // without anything else to decide; nullopt when the DecideJoin loop must take over.
+  Task<std::optional<RendezvousResult>> JoinThroughQueue(const JoinRequest& me,
+                                                         Clock::time_point deadline);
+  // Takes the admission role if it is free, applies the queue until it is drained, and releases
+  // the role; returns at once when another host holds it.
+  Task<void> Admit();
+  Task<void> AdmitQueued();
+  // How long a queued host waits for its answer before it looks at the admission role again
+  // (its holder may have died: the role is a key owned by the holder's connection).
+  static constexpr std::chrono::milliseconds kAnswerWait{1000};
   // The write turn (see the .cpp): TakeTurn returns this host's ticket once its predecessor
   // wrote (or once the queue stood still for kTurnWait per place in it); PassTurn lets the next
   // ticket's holder write.
@@ -69,8 +88,18 @@ class DynamicRendezvous : public Rendezvous {
   Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);
   Task<void> AnnounceWaiting(const RendezvousState& state);
   Task<void> Leave(Snapshot snapshot);
-  Task<RendezvousResult> Finish(const RendezvousState& state, int rank,
+  // The members' assignments of the complete `state`, published by whoever claims the round's
+  // publisher key first (the completer, or, if it died before publishing, the first member that
+  // stopped waiting for it).
+  Task<void> PublishAssignments(const RendezvousState& state);
+  // This node's assignment in complete round `round`, or nullopt when there is none (yet).
+  Task<std::optional<RoundAssignment>> ReadAssignment(int64_t round);
+  // Waits for this node's assignment in the complete `state`, publishing them all when nobody
+  // did within kAssignmentWait.
+  Task<RoundAssignment> AwaitAssignment(const RendezvousState& state, Clock::time_point deadline);
+  Task<RendezvousResult> Finish(const RoundAssignment& assignment,
                                 AsyncStoreClient::Clock::time_point deadline);
+  static constexpr std::chrono::milliseconds kAssignmentWait{3000};
   void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline);
   std::string StateKey() const;
   std::string VersionKey(int64_t version) const;
@@ -80,10 +109,18 @@ class DynamicRendezvous : public Rendezvous {
   std::string PassedKey() const;  // how many turns were passed
   std::string NodeKey(const std::string& node_id) const;
   std::string AliveKey(const std::string& node_id) const;  // owned by the node's connection
+  std::string AssignKey(int64_t round, const std::string& node_id) const;
+  std::string QueueKey() const;
+  std::string QueuedCountKey() const;    // lines appended to the queue
+  std::string AdmittedCountKey() const;  // lines applied (as last written)
+  std::string AdmitterKey() const;       // owned by the admitting host's connection
+  std::string AnswerKey(const std::string& node_id, int64_t attempt) const;
+  std::string PublisherKey(int64_t round) const;
 
   RendezvousSettings settings_;
   AsyncStoreClient client_;
   bool published_ = false;
+  int64_t attempts_ = 0;  // calls of Next(): numbers this node's queued joins
   AsyncStoreClient::Clock::time_point next_progress_{};
 };
 

@@ -34,7 +34,7 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
   bool reporting = false;  // a lost peer's notice is on its way
 
   const EtcdKeys& keys() const { return link->keys(); }
-  const NodeInfo& self() const { return round.nodes.at(round.group_rank); }
+  const NodeInfo& self() const { return round.self(); }
   bool barrier_passed() const {
     return static_cast<int>(arrived.size()) >= round.group_world_size();
   }
@@ -58,7 +58,7 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
 
   int RankOf(const std::string& node_id) const {
     for (int rank = 0; rank < round.group_world_size(); ++rank) {
-      if (round.nodes[rank].node_id == node_id) return rank;
+      if (round.Member(rank).node.node_id == node_id) return rank;
     }
     return -1;
   }
@@ -138,7 +138,7 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
     }
     link->round_revision = std::max(link->round_revision, range.revision);
     for (int rank = 0; rank < round.group_world_size() && !ended; ++rank) {
-      if (!present.count(round.nodes[rank].node_id) && !barrier_passed()) {
+      if (!present.count(round.Member(rank).node.node_id) && !barrier_passed()) {
         co_await ReportLost(rank);
       }
     }
@@ -148,7 +148,7 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
     auto self_ref = shared_from_this();
     if (reporting || ended || stopped) co_return;
     reporting = true;
-    const NodeInfo& lost = round.nodes[rank];
+    const NodeInfo& lost = round.Member(rank).node;
     RoundEnd notice;
     notice.kind = RoundEndKind::kPeerLost;
     notice.host = lost.hostname;

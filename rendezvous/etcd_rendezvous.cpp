@@ -345,14 +345,16 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     records[link_->keys().NodeIdOf(kv.key)] = std::move(*node);
   }
   RendezvousResult result;
+  std::vector<NodeInfo> members;
+  std::vector<std::string> liveness_keys;
   std::vector<std::string> gone;
   for (const auto& id : state.participants) {
     auto found = records.find(id);
     if (found == records.end()) {
       gone.push_back(id);
     } else {
-      result.nodes.push_back(found->second);
-      result.liveness_keys.push_back(link_->keys().Node(id));
+      members.push_back(found->second);
+      liveness_keys.push_back(link_->keys().Node(id));
     }
   }
   if (!gone.empty()) {
@@ -376,8 +378,9 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
   result.round = state.round;
   result.restart_count = state.restart_count;
   result.group_rank = rank;
-  result.master_addr = result.nodes.front().addr;
-  result.master_port = result.nodes.front().worker_store_port;
+  SetEveryMember(&result, std::move(members), liveness_keys);
+  result.master_addr = result.Member(0).node.addr;
+  result.master_port = result.Member(0).node.worker_store_port;
   co_return result;
 }
 

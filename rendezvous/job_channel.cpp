@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "rendezvous/round_assignment.h"
 #include "rendezvous/store/async_store_client.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store_steps.h"
@@ -24,39 +25,29 @@ namespace {
 constexpr auto kForever = std::chrono::hours(24 * 400);
 constexpr auto kShortestTick = std::chrono::milliseconds(10);
 
-// The peers whose heartbeats an agent watches: those 1, 2, 4, ... ranks after it on the ring of
-// group ranks (every peer in a job of up to 3 agents). Every agent watching every other costs
-// the job N^2 counter reads a tick (at 4,000 agents more than the store can serve); this costs
-// N log N. Any set of silent agents short of all of them is noticed as soon as with N^2: the
-// agent just before the first silent one watches it (distance 1), and a noticed loss ends the
-// round for everybody. The other distances let a block of silent neighbours be noticed by
-// several agents.
-std::vector<int> WatchedPeers(int self, int size) {
-  std::vector<int> peers;
-  for (int distance = 1; distance < size; distance *= 2) peers.push_back((self + distance) % size);
-  return peers;
-}
-
 }  // namespace
 
 struct JobChannel::State : std::enable_shared_from_this<State> {
-  State(asio::any_io_executor ex, Settings s, RendezvousResult r, EndHandler handler)
+  State(asio::any_io_executor ex, Settings s, RendezvousResult r, EndHandler handler,
+        std::unique_ptr<AsyncStoreClient> own_connection, AsyncStoreClient& connection)
       : executor(ex),
         settings(std::move(s)),
         round(std::move(r)),
         on_end(std::move(handler)),
-        watch(ex, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret)),
-        beat(ex, AsyncStoreClient::Options::Agent(settings.heartbeat_timeout, settings.secret)),
-        control(ex, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret)),
+        own(std::move(own_connection)),
+        watch(connection, settings.read_timeout),
+        beat(connection, settings.heartbeat_timeout),
+        control(connection, settings.read_timeout),
         tick_timer(ex) {}
 
   asio::any_io_executor executor;
   Settings settings;
   RendezvousResult round;
   EndHandler on_end;
-  // Three connections because a client runs one operation at a time: the WAIT on the end key
-  // holds its connection for the whole round, and heartbeats must not queue behind a barrier.
-  AsyncStoreClient watch;    // holds the WAIT on the end key
+  std::unique_ptr<AsyncStoreClient> own;  // the connection, when the channel opened its own
+  // Three views of one connection, so that stopping the channel ends exactly its operations; the
+  // beat view's timeout is heartbeat_timeout (a store that stops answering ends the round).
+  AsyncStoreClient watch;    // the WAIT on the end key
   AsyncStoreClient beat;     // heartbeats and the others' counters
   AsyncStoreClient control;  // EndRound, ExitBarrier, Depart
   asio::steady_timer tick_timer;
@@ -67,7 +58,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   std::string RoundKey(const std::string& name) const {
     return rendezvous_keys::Round(settings.run_id, round.round) + name;
   }
-  const NodeInfo& self() const { return round.nodes.at(round.group_rank); }
+  const NodeInfo& self() const { return round.self(); }
 
   // The watch, the heartbeats and EndRound may all see the same end; only the first is handed on.
   void Deliver(const RoundEnd& notice) {
@@ -112,8 +103,8 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     const auto limit = interval * std::max(settings.keep_alive_max_attempt, 1);
     std::vector<std::string> keys;
     std::vector<int> ranks;
-    for (int rank : WatchedPeers(round.group_rank, round.group_world_size())) {
-      keys.push_back(rendezvous_keys::Heartbeat(settings.run_id, round.nodes[rank].node_id));
+    for (int rank : HeartbeatPeers(round.group_rank, round.group_world_size())) {
+      keys.push_back(rendezvous_keys::Heartbeat(settings.run_id, round.Member(rank).node.node_id));
       ranks.push_back(rank);
     }
     std::vector<Bytes> last(keys.size());
@@ -156,7 +147,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   }
 
   asio::awaitable<void> ReportLost(int rank, Clock::duration silent) {
-    const NodeInfo& lost = round.nodes[rank];
+    const NodeInfo& lost = round.Member(rank).node;
     RoundEnd notice;
     notice.kind = RoundEndKind::kPeerLost;
     notice.host = lost.hostname;
@@ -177,16 +168,34 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
   // within the one round trip between the two steps would lose it, which needs the replacement
   // to start at that very moment.
   asio::awaitable<void> ReleaseLiveness(int rank) {
-    if (rank >= static_cast<int>(round.liveness_keys.size())) co_return;
-    RoundMember lost{round.nodes[rank], round.liveness_keys[rank]};
-    if (co_await MemberAlive(beat, lost)) co_await beat.DeleteKey(lost.liveness_key);
+    const RoundPeer* lost = round.Find(rank);
+    if (lost == nullptr || lost->liveness_key.empty()) co_return;
+    if (co_await MemberAlive(beat, *lost)) co_await beat.DeleteKey(lost->liveness_key);
   }
 };
 
+namespace {
+
+std::unique_ptr<AsyncStoreClient> OwnConnection(const asio::any_io_executor& executor,
+                                                const JobChannel::Settings& settings) {
+  return std::make_unique<AsyncStoreClient>(
+      executor, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret));
+}
+
+}  // namespace
+
 JobChannel::JobChannel(asio::any_io_executor executor, Settings settings, RendezvousResult round,
-                       EndHandler on_end)
+                       EndHandler on_end) {
+  auto own = OwnConnection(executor, settings);
+  AsyncStoreClient& connection = *own;
+  state_ = std::make_shared<State>(std::move(executor), std::move(settings), std::move(round),
+                                   std::move(on_end), std::move(own), connection);
+}
+
+JobChannel::JobChannel(asio::any_io_executor executor, Settings settings, RendezvousResult round,
+                       EndHandler on_end, AsyncStoreClient& connection)
     : state_(std::make_shared<State>(std::move(executor), std::move(settings), std::move(round),
-                                     std::move(on_end))) {}
+                                     std::move(on_end), nullptr, connection)) {}
 
 JobChannel::~JobChannel() { Stop(); }
 
@@ -194,9 +203,11 @@ JobChannel::Task<void> JobChannel::Start() {
   auto state = state_;
   const auto deadline = Clock::now() + state->settings.read_timeout;
   const auto& s = state->settings;
-  co_await state->watch.Connect(s.store_host, s.store_port, deadline);
-  co_await state->beat.Connect(s.store_host, s.store_port, deadline);
-  co_await state->control.Connect(s.store_host, s.store_port, deadline);
+  if (state->own) co_await state->own->Connect(s.store_host, s.store_port, deadline);
+  if (!state->watch.connected()) {
+    throw StoreError("the agent's connection to the store at " +
+                     Endpoint{s.store_host, s.store_port}.ToString() + " is closed");
+  }
   asio::co_spawn(state->executor, state->WatchLoop(), asio::detached);
   asio::co_spawn(state->executor, state->HeartbeatLoop(), asio::detached);
 }
@@ -248,6 +259,7 @@ void JobChannel::Stop() {
   state_->watch.Close();
   state_->beat.Close();
   state_->control.Close();
+  if (state_->own) state_->own->Close();
 }
 
 bool JobChannel::ended() const { return state_->ended; }

@@ -18,8 +18,13 @@
 //
 // Threads: everything on the executor's thread. The handler is called at most once per channel,
 // on that thread, with the round's end (the root cause: the same notice on every host).
-// Lifetime: Stop() (or the destructor) closes the connections; the background loops then end
-// by themselves without calling the handler.
+// Connection: one per agent. Given the agent's connection (the rendezvous', which owns its
+// liveness key and will), the channel works on views of it (AsyncStoreClient's view
+// constructor): the WAIT on the end key, the heartbeats and the barrier are tagged requests on
+// that one connection. Without one it opens its own, the same way.
+// Lifetime: Stop() (or the destructor) ends the channel's own operations (and closes its own
+// connection, if it opened one), never the agent's; the background loops then end by themselves
+// without calling the handler.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
@@ -34,6 +39,8 @@
 #include "rendezvous/store/asio_coroutine.h"
 
 namespace cpplaunch {
+
+class AsyncStoreClient;
 
 class JobChannel final : public RoundChannel {
  public:
@@ -50,14 +57,20 @@ class JobChannel final : public RoundChannel {
   };
   using EndHandler = std::function<void(const RoundEnd&)>;
 
+  // Opens a connection of its own in Start().
   JobChannel(boost::asio::any_io_executor executor, Settings settings, RendezvousResult round,
              EndHandler on_end);
+  // Works on `connection` (a connected agent connection that outlives the channel's use; the
+  // channel keeps its state alive, so a closed connection only fails the channel's operations).
+  JobChannel(boost::asio::any_io_executor executor, Settings settings, RendezvousResult round,
+             EndHandler on_end, AsyncStoreClient& connection);
   ~JobChannel() override;
   JobChannel(const JobChannel&) = delete;
   JobChannel& operator=(const JobChannel&) = delete;
 
-  // Connects (bounded by read_timeout), arms the WAIT on the round's end key and starts the
-  // heartbeats. A notice written before Start() is delivered at once. Throws StoreError.
+  // Connects its own connection, if it has one (bounded by read_timeout), arms the WAIT on the
+  // round's end key and starts the heartbeats. A notice written before Start() is delivered at
+  // once. Throws StoreError (also when the agent's connection is closed).
   Task<void> Start() override;
   // Ends the round for every agent with `notice` unless another notice came first; returns the
   // notice that won (and delivers it to the handler if it was not delivered yet). Throws
@@ -69,7 +82,8 @@ class JobChannel final : public RoundChannel {
   // After the barrier: the store's host waits (at most `linger`) until every other agent said
   // it is leaving; the others say so and return at once. Never throws.
   Task<void> Depart(std::chrono::milliseconds linger) override;
-  // Closes the connections; pending operations end with StoreError, the handler is not called.
+  // Ends the channel's operations (they end with StoreError; its WAITs are cancelled on the
+  // wire); the agent's connection stays. The handler is not called.
   void Stop() override;
 
   bool ended() const override;

@@ -64,26 +64,50 @@ struct RendezvousSettings {
   std::chrono::milliseconds close_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds progress_interval{std::chrono::seconds(5)};
+  // Dynamic: how long a queued join waits while the admission makes no progress before this host
+  // joins by itself (the host holding the admission role may be frozen). Not a torchrun key.
+  std::chrono::milliseconds queue_timeout{std::chrono::seconds(5)};
   // Receives a progress line while a round waits for hosts (every progress_interval), on the
   // loop thread. May be empty.
   std::function<void(const std::string&)> progress;
+};
+
+// A member of a round as this agent knows it.
+struct RoundPeer {
+  int group_rank = 0;
+  NodeInfo node;
+  // The member's liveness key: it holds the member's node id while the member's agent is
+  // connected. The job channel deletes the key of a member whose heartbeats lapsed, so that a
+  // replacement can take its place.
+  std::string liveness_key;
 };
 
 struct RendezvousResult {
   int64_t round = 0;
   int restart_count = 0;  // TORCHELASTIC_RESTART_COUNT, the same on every host
   int group_rank = 0;
-  std::vector<NodeInfo> nodes;  // indexed by group rank
-  // Indexed by group rank: the member's liveness key (it holds the member's node id while the
-  // member's agent is connected). The job channel deletes the key of a member whose heartbeats
-  // lapsed, so that a replacement can take its place.
-  std::vector<std::string> liveness_keys;
+  int group_size = 0;      // members of the round
+  int64_t base_rank = 0;   // RANK of this host's local rank 0
+  int64_t world_size = 0;  // the workers of every member
+  // Ascending group rank. The dynamic backend lists only what this agent needs (round_assignment.h:
+  // KnownRanks: itself, group rank 0 and its heartbeat peers), so that a round of N hosts costs
+  // O(N log N) in all rather than N^2; the static and etcd backends list every member.
+  std::vector<RoundPeer> members;
   std::string master_addr;
   int master_port = 0;
 
-  int group_world_size() const { return static_cast<int>(nodes.size()); }
-  std::vector<int> local_world_sizes() const;
+  int group_world_size() const { return group_size; }
+  // The listed member at `group_rank`, or nullptr.
+  const RoundPeer* Find(int group_rank) const;
+  // The same; throws std::out_of_range for a member that is not listed.
+  const RoundPeer& Member(int group_rank) const;
+  const NodeInfo& self() const { return Member(group_rank).node; }
 };
+
+// Lists every member (nodes[i] and liveness_keys[i] are group rank i's) and sets group_size,
+// base_rank and world_size from their local world sizes; result->group_rank must be set first.
+void SetEveryMember(RendezvousResult* result, std::vector<NodeInfo> nodes,
+                    const std::vector<std::string>& liveness_keys);
 
 // How the previous round ended, for the next call of Next().
 struct RoundTransition {
@@ -91,6 +115,8 @@ struct RoundTransition {
   int restart_count = 0;  // its restart count
   bool failure = true;    // true: the new round consumes a restart (count + 1)
 };
+
+class AsyncStoreClient;
 
 class Rendezvous {
  public:
@@ -110,10 +136,13 @@ class Rendezvous {
   virtual Task<void> Disarm() = 0;
   // Closes the connection: a pending Next() ends at once with an error (e.g. on a signal).
   virtual void Cancel() = 0;
+  // The agent's store connection (static and c10d backends; null for etcd), connected by the
+  // first Next(). It lives as long as the rendezvous, owning the agent's liveness key and will;
+  // the round's JobChannel works on views of it, so an agent holds one store connection.
+  virtual AsyncStoreClient* connection() { return nullptr; }
 };
 
 // Fills settings->self.addr / node_id from the connected client as described above.
-class AsyncStoreClient;
 void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings);
 
 // Store keys of the agents, in one place. Agents' keys never start with '/', so they cannot

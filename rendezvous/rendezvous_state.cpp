@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <set>
 
 #include "base/text.h"
 #include "rendezvous/node_info.h"
@@ -111,6 +113,7 @@ RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
   next.restart_count = std::max(old.restart_count, me.restart_count);
   next.min_nodes = old.min_nodes;
   next.max_nodes = old.max_nodes;
+  next.admitted = old.admitted;  // the join queue's lines stay applied
   return next;
 }
 
@@ -174,7 +177,8 @@ std::string RendezvousState::Encode() const {
       .AddInt("last_call_deadline_ms", last_call_deadline_ms)
       .Add("participants", Join(participants))
       .Add("wait_list", Join(wait_list))
-      .Add("closed_reason", closed_reason);
+      .Add("closed_reason", closed_reason)
+      .AddInt("admitted", admitted);
   return out.text();
 }
 
@@ -198,6 +202,10 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
   }
   if (!fields->Text("epoch").empty() &&
       !fields->GetInt64In("epoch", 0, INT64_MAX, &state.epoch, error)) {
+    return std::nullopt;
+  }
+  if (!fields->Text("admitted").empty() &&
+      !fields->GetInt64In("admitted", 0, INT64_MAX, &state.admitted, error)) {
     return std::nullopt;
   }
   state.complete = complete != 0;
@@ -256,6 +264,72 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
   if (state.round < me.min_round) return AddParticipant(NewRound(state, me), me, now_ms);
   if (!state.complete) return DecideIncomplete(state, me, now_ms);
   return DecideComplete(state, me);
+}
+
+Admission AdmitJoins(const std::optional<RendezvousState>& current,
+                     const std::vector<JoinRequest>& requests, int64_t now_ms) {
+  Admission out;
+  out.admitted.assign(requests.size(), false);
+  size_t first = 0;
+  if (current) {
+    out.next = *current;
+  } else if (!requests.empty()) {
+    out.next = DecideJoin(std::nullopt, requests.front(), now_ms).next;  // creates the state
+    out.admitted[0] = true;
+    first = 1;
+  }
+  RendezvousState& s = out.next;
+  const int64_t epoch_before = current ? current->epoch : 0;
+  // New participants are sorted in once at the end: one sorted insert per join would make a
+  // batch of N joins cost N^2.
+  std::vector<std::string> joined;
+  std::set<std::string_view> seen;
+  auto size = static_cast<int>(s.participants.size());
+  for (size_t i = first; i < requests.size(); ++i) {
+    const JoinRequest& r = requests[i];
+    if (s.closed || s.min_nodes != r.min_nodes || s.max_nodes != r.max_nodes) continue;
+    if (s.round < r.min_round) {
+      // A restarted host opens the next round, as DecideJoin would; whoever joined the old one
+      // in this batch must look again.
+      for (size_t j = 0; j < i; ++j) out.admitted[j] = false;
+      s = NewRound(s, r);
+      joined.clear();
+      seen.clear();
+      size = 0;
+    }
+    if (s.complete) continue;
+    if (s.RankOf(r.node_id) >= 0 || seen.count(r.node_id)) {
+      out.admitted[i] = true;  // asked again (a retry): already in
+      s.restart_count = std::max(s.restart_count, r.restart_count);
+      continue;
+    }
+    if (size >= s.max_nodes) continue;
+    joined.push_back(r.node_id);
+    seen.insert(r.node_id);
+    out.admitted[i] = true;
+    s.restart_count = std::max(s.restart_count, r.restart_count);
+    ++size;
+    if (size >= s.max_nodes) {
+      s.complete = true;
+      s.last_call_deadline_ms = 0;
+      ++s.epoch;
+    } else if (size >= s.min_nodes && s.last_call_deadline_ms == 0) {
+      s.last_call_deadline_ms = now_ms + r.last_call_timeout.count();
+      ++s.epoch;
+    }
+  }
+  std::sort(joined.begin(), joined.end());
+  std::vector<std::string> merged;
+  merged.reserve(s.participants.size() + joined.size());
+  std::merge(std::make_move_iterator(s.participants.begin()),
+             std::make_move_iterator(s.participants.end()), std::make_move_iterator(joined.begin()),
+             std::make_move_iterator(joined.end()), std::back_inserter(merged));
+  s.participants = std::move(merged);
+  for (const auto& id : seen) Erase(&s.wait_list, id);
+  s.version = (current ? current->version : 0) + 1;
+  if (s.epoch != epoch_before) s.epoch = epoch_before + 1;
+  s.admitted = (current ? current->admitted : 0) + static_cast<int64_t>(requests.size());
+  return out;
 }
 
 RendezvousState WithoutNode(RendezvousState state, std::string_view node_id) {

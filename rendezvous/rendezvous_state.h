@@ -44,6 +44,9 @@ struct RendezvousState {
   std::vector<std::string> participants;  // node ids, sorted: rank = index
   std::vector<std::string> wait_list;     // node ids, sorted
   std::string closed_reason;              // one line; set with closed
+  // Lines of the join queue (join_queue.h) applied so far by AdmitJoins. Optional on the wire
+  // (0 when absent).
+  int64_t admitted = 0;
 
   // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
   std::string Encode() const;
@@ -89,6 +92,21 @@ struct JoinDecision {
 // One step of the join algorithm. `current` is nullopt when no state was stored yet.
 JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const JoinRequest& me,
                         int64_t now_ms);
+
+// Joins applied in one write by the host holding the admission role (dynamic_rendezvous.h), in
+// queue order. Only plain joins are applied: a node joining the open, incomplete round it asks for
+// (round >= its min_round) with the job's --nnodes, while the round has room; reaching MIN arms
+// the last call and MAX completes the round, as DecideJoin would. Every other request (a closed
+// job, a mismatch, a complete or full round, a newer round to open) is left out: its node decides
+// for itself through DecideJoin.
+struct Admission {
+  RendezvousState next;        // one version step after the current state, at most one epoch step
+  std::vector<bool> admitted;  // per request: its node is a participant of next.round
+};
+// `current` nullopt: no state yet (the first request creates it). Linear in the state's size
+// plus the requests'. next.admitted is current's + requests.size().
+Admission AdmitJoins(const std::optional<RendezvousState>& current,
+                     const std::vector<JoinRequest>& requests, int64_t now_ms);
 
 // The state with `node_id` removed from the participants and the wait list of an incomplete
 // round (a node giving up after join_timeout, or a dead node found by its missing heartbeats).

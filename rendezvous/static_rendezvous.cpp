@@ -58,26 +58,25 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   }
   co_await CheckHost(round, deadline);
 
-  RendezvousResult result;
+  std::vector<NodeInfo> nodes;
   // The records are checked before the dead are dropped: a host that found a mismatch published
   // it and exited, and its record still says how it was started.
   do {
-    result.nodes = co_await GatherNodes(round, deadline);
-    co_await CheckAgreement(round, result.nodes, 0);
-  } while (!co_await DropDeadNodes(round, result.nodes));
+    nodes = co_await GatherNodes(round, deadline);
+    co_await CheckAgreement(round, nodes, 0);
+  } while (!co_await DropDeadNodes(round, nodes));
+  RendezvousResult result;
   result.round = round;
   result.restart_count =
       previous ? previous->restart_count + (previous->failure ? 1 : 0) : static_cast<int>(round);
   result.group_rank = settings_.node_rank;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
-  std::vector<RoundMember> members;
-  for (int rank = 0; rank < nnodes; ++rank) {
-    result.liveness_keys.push_back(ClaimKey(rank));
-    members.push_back(RoundMember{result.nodes[rank], ClaimKey(rank)});
-  }
+  std::vector<std::string> liveness_keys;
+  for (int rank = 0; rank < nnodes; ++rank) liveness_keys.push_back(ClaimKey(rank));
+  SetEveryMember(&result, std::move(nodes), liveness_keys);
   const std::string round_text = "rendezvous round " + std::to_string(round) + " on " + Where();
-  co_await ArmRound(client_, settings_.run_id, round, result.group_rank, members, deadline,
+  co_await ArmRound(client_, settings_.run_id, result, deadline,
                     round_text + ": not every host armed the round within the timeout");
   // Node rank 0 is group rank 0 here: it clears the previous attempt's worker keys, the others
   // wait for its "go".
@@ -142,7 +141,7 @@ Rendezvous::Task<bool> StaticRendezvous::DropDeadNodes(int64_t round,
   bool all_alive = true;
   for (int rank = 0; rank < static_cast<int>(nodes.size()); ++rank) {
     // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
-    const RoundMember member{nodes[rank], ClaimKey(rank)};
+    const RoundPeer member{rank, nodes[rank], ClaimKey(rank)};
     if (co_await MemberAlive(client_, member)) continue;
     if (rank == settings_.node_rank) {
       co_await ClaimNodeRank(round, true);  // released while this host was frozen: retake or stop

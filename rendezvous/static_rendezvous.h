@@ -46,6 +46,7 @@ class StaticRendezvous : public Rendezvous {
   Task<void> Close(std::string reason) override;
   Task<void> Disarm() override;
   void Cancel() override { client_.Close(); }
+  AsyncStoreClient* connection() override { return &client_; }
 
  private:
   // Throws (a config error on a first join, a lost rank on a later one) when another agent

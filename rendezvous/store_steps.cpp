@@ -24,12 +24,6 @@ std::string Heartbeat(const std::string& run_id, const std::string& node_id) {
 }
 }  // namespace rendezvous_keys
 
-std::vector<int> RendezvousResult::local_world_sizes() const {
-  std::vector<int> sizes;
-  for (const auto& node : nodes) sizes.push_back(node.local_world_size);
-  return sizes;
-}
-
 void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings) {
   // The plan leaves addr empty without --local-addr and node_id as "_<pid>": the address is the
   // route to the store, known only once connected. "<addr>_<pid>" then plays the part of
@@ -210,7 +204,7 @@ asio::awaitable<std::optional<Bytes>> ReadIfPresent(AsyncStoreClient& client, st
   co_return stored;
 }
 
-asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& member) {
+asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundPeer& member) {
   std::optional<Bytes> holder = co_await ReadIfPresent(client, member.liveness_key);
   co_return holder == member.node.node_id;
 }
@@ -221,9 +215,11 @@ asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& m
 // watches, and its scan after a tick N round trips: N^2 for the round.) The per-rank marks stay
 // for the check of the next member, which runs only while arming makes no progress: then someone
 // may have died.
-asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id, int64_t round,
-                               int group_rank, const std::vector<RoundMember>& members,
-                               Clock::time_point deadline, std::string timeout_message) {
+asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id,
+                               const RendezvousResult& result, Clock::time_point deadline,
+                               std::string timeout_message) {
+  const int64_t round = result.round;
+  const int group_rank = result.group_rank;
   // Arming normally takes a few round trips; the tick only bounds how long a member that died
   // before arming goes unnoticed.
   constexpr auto kTick = std::chrono::milliseconds(50);
@@ -231,10 +227,10 @@ asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_
   const std::string count_key = rendezvous_keys::Round(run_id, round) + "armed_count";
   const std::string all_armed = rendezvous_keys::Round(run_id, round) + "all_armed";
   co_await client.CancelWills();
-  Bytes will = ConnectionClosedNotice(members.at(group_rank).node, group_rank).Encode();
+  Bytes will = ConnectionClosedNotice(result.self(), group_rank).Encode();
   co_await client.Will(end, std::move(will));
   co_await client.Set(ArmedKey(run_id, round, group_rank), "");
-  const auto size = static_cast<int64_t>(members.size());
+  const auto size = static_cast<int64_t>(result.group_world_size());
   int64_t armed_count = co_await client.Add(count_key, 1);
   if (armed_count == size) co_await client.Set(all_armed, "");
   for (;;) {
@@ -243,16 +239,16 @@ asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_
     std::vector<std::string> ended{end};
     if (co_await client.Check(ended)) co_return;
     const int64_t now_armed = co_await client.Add(count_key, 0);
-    if (now_armed == armed_count && members.size() > 1) {
+    if (now_armed == armed_count && size > 1) {
       // No progress for a tick: a member may have died before arming. Each member looks at the
       // next one on the ring only (one or two round trips, not 2N each: under load, a busy
       // store stalls arming for a tick, and N members scanning N members would bury it). Any
       // dead member is still found: the live member before the first dead one of a run looks
       // at it, and a dead member that had armed ends the round through its will.
-      const size_t next = (static_cast<size_t>(group_rank) + 1) % members.size();
-      std::vector<std::string> one{ArmedKey(run_id, round, static_cast<int>(next))};
-      if (!co_await client.Check(one) && !co_await MemberAlive(client, members[next])) {
-        RoundEnd notice = ConnectionClosedNotice(members[next].node, static_cast<int>(next));
+      const RoundPeer& next = result.Member(static_cast<int>((group_rank + 1) % size));
+      std::vector<std::string> one{ArmedKey(run_id, round, next.group_rank)};
+      if (!co_await client.Check(one) && !co_await MemberAlive(client, next)) {
+        RoundEnd notice = ConnectionClosedNotice(next.node, next.group_rank);
         notice.detail = "its connection to the store closed during the rendezvous of round " +
                         std::to_string(round);
         co_await PublishRoundEnd(client, run_id, round, notice);

@@ -57,16 +57,10 @@ boost::asio::awaitable<void> ClearWorkerKeys(AsyncStoreClient& client, const std
 boost::asio::awaitable<std::optional<Bytes>> ReadIfPresent(AsyncStoreClient& client,
                                                            std::string key);
 
-// A member of a round as the arming step sees it: its node, and its liveness key, a key owned by
-// its rendezvous connection (Claim) that holds its node id while the agent lives.
-struct RoundMember {
-  NodeInfo node;
-  std::string liveness_key;
-};
-
-// True when `member`'s liveness key still holds its node id: its agent's connection is open and
-// nobody released the key after its heartbeats lapsed.
-boost::asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMember& member);
+// True when `member`'s liveness key (a key owned by its rendezvous connection through Claim) still
+// holds its node id: its agent's connection is open and nobody released the key after its
+// heartbeats lapsed.
+boost::asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundPeer& member);
 
 // Makes this agent's death end `round` for everybody, then waits until every member did so.
 // Registers a will on the round's end key (a kPeerLost notice naming this agent: its connection to
@@ -81,9 +75,9 @@ boost::asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundMe
 // Why arm at all: a member's death must end the round from the moment the others may count it,
 // and a will registered by each agent only after it saw the round complete would leave a gap in
 // which a dead member is counted and only heartbeats (15 s) find it.
+// `result` must list this agent and its ring neighbour (group rank + 1).
 boost::asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id,
-                                      int64_t round, int group_rank,
-                                      const std::vector<RoundMember>& members,
+                                      const RendezvousResult& result,
                                       AsyncStoreClient::Clock::time_point deadline,
                                       std::string timeout_message);
 

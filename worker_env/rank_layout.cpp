@@ -39,16 +39,34 @@ std::optional<RankLayout> ComputeRankLayout(int group_rank,
                                             const std::vector<int>& local_world_sizes,
                                             std::string* error) {
   if (!Validate(group_rank, local_world_sizes, error)) return std::nullopt;
-  RankLayout layout;
-  layout.group_rank = group_rank;
-  layout.group_world_size = static_cast<int>(local_world_sizes.size());
-  layout.local_world_size = local_world_sizes[group_rank];
   // torchrun's rank assignment: agents in group-rank order, each taking the next
   // local_world_size global ranks; this is what makes a heterogeneous --nproc-per-node work.
   // Validate bounded the whole sum by INT32_MAX, so neither sum can overflow.
-  layout.base_rank =
-      std::accumulate(local_world_sizes.begin(), local_world_sizes.begin() + group_rank, 0);
-  layout.world_size = std::accumulate(local_world_sizes.begin(), local_world_sizes.end(), 0);
+  const int64_t base_rank = std::accumulate(local_world_sizes.begin(),
+                                            local_world_sizes.begin() + group_rank, int64_t{0});
+  const int64_t world_size =
+      std::accumulate(local_world_sizes.begin(), local_world_sizes.end(), int64_t{0});
+  return PlaceRankLayout(group_rank, static_cast<int>(local_world_sizes.size()), base_rank,
+                         local_world_sizes[group_rank], world_size, error);
+}
+
+std::optional<RankLayout> PlaceRankLayout(int group_rank, int group_world_size, int64_t base_rank,
+                                          int local_world_size, int64_t world_size,
+                                          std::string* error) {
+  if (group_rank < 0 || group_rank >= group_world_size || local_world_size < 1 || base_rank < 0 ||
+      base_rank + local_world_size > world_size || world_size > INT32_MAX) {
+    *error = "group rank " + std::to_string(group_rank) + " of " +
+             std::to_string(group_world_size) + " with ranks " + std::to_string(base_rank) + ".." +
+             std::to_string(base_rank + local_world_size - 1) + " of a world of " +
+             std::to_string(world_size) + " is not a valid place in the job";
+    return std::nullopt;
+  }
+  RankLayout layout;
+  layout.group_rank = group_rank;
+  layout.group_world_size = group_world_size;
+  layout.local_world_size = local_world_size;
+  layout.base_rank = static_cast<int>(base_rank);
+  layout.world_size = static_cast<int>(world_size);
   for (int local_rank = 0; local_rank < layout.local_world_size; ++local_rank) {
     WorkerIdentity w;
     w.local_rank = local_rank;

@@ -41,6 +41,15 @@ std::optional<RankLayout> ComputeRankLayout(int group_rank,
                                             const std::vector<int>& local_world_sizes,
                                             std::string* error);
 
+// The layout of the agent at `group_rank` from its place in the job, as a dynamic round hands it
+// out (rendezvous/round_assignment.h): `base_rank` workers on lower group ranks, `world_size` in
+// all. Nullopt with *error for a place that cannot be: group_rank outside 0..group_world_size-1,
+// local_world_size below 1, base_rank + local_world_size above world_size, or a world size above
+// INT32_MAX.
+std::optional<RankLayout> PlaceRankLayout(int group_rank, int group_world_size, int64_t base_rank,
+                                          int local_world_size, int64_t world_size,
+                                          std::string* error);
+
 // Shortcut for the homogeneous case: every one of group_world_size agents runs nproc.
 std::optional<RankLayout> ComputeRankLayout(int group_rank, int group_world_size, int nproc,
                                             std::string* error);

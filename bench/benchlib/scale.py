@@ -14,7 +14,7 @@ from pathlib import Path
 from .running import log
 from .servers import Server
 
-CONNECTIONS_PER_AGENT = 4  # rendezvous + the job channel's watch, heartbeat and control
+CONNECTIONS_PER_AGENT = 1  # the rendezvous' connection, which the job channel shares (tagged)
 AGENTS_PER_PROCESS = 2000  # 8,000 connections: under any process's file limit here
 FD_MARGIN = 100
 
@@ -47,19 +47,19 @@ def measure(b):
 
 
 def too_big(r, n, sizes):
-    """Why the size after n must not run on this machine's memory, or None. Every agent holds
-    every member's node record, so the simulating processes' memory grows as N^2."""
+    """Why the size after n must not run on this machine's memory, or None. An agent holds its own
+    assignment and about log2 N peers' records, so the simulating processes' memory grows a little
+    faster than N; the guard extrapolates as N^1.5 to stay on the safe side."""
     later = [m for m in sizes if m > n]
     rss_kb = sum(d.get("sim_max_rss_kb", 0) for d in r["parts"])
     if not later or not rss_kb:
         return None
-    need_gb = rss_kb * (later[0] / n) ** 2 / 2**20
+    need_gb = rss_kb * (later[0] / n) ** 1.5 / 2**20
     avail_gb = int(re.search(r"MemAvailable:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1)) / 2**20
     if need_gb <= avail_gb / 2:
         return None
-    return (f"would need about {need_gb:.0f} GB for {later[0]:,} simulated agents (every agent holds every "
-            f"member's node record: N² records; {rss_kb / 2**20:.1f} GB at {n:,}), over half of the "
-            f"{avail_gb:.0f} GB available")
+    return (f"would need about {need_gb:.0f} GB for {later[0]:,} simulated agents "
+            f"({rss_kb / 2**20:.1f} GB at {n:,}), over half of the {avail_gb:.0f} GB available")
 
 
 def soft_fd_limit():

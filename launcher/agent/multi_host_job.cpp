@@ -91,7 +91,8 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
         master_addr_ = round.master_addr;
         master_port_ = round.master_port;
         std::string error;
-        auto layout = ComputeRankLayout(round.group_rank, round.local_world_sizes(), &error);
+        auto layout = PlaceRankLayout(round.group_rank, round.group_world_size(), round.base_rank,
+                                      round.self().local_world_size, round.world_size, &error);
         if (!layout) {
           OnAgentFailure("rank layout: " + error);
           return failed("error: rank layout: " + error);
@@ -125,18 +126,20 @@ std::optional<std::pair<std::string, int>> MultiHostJob::WorkerMaster(const Rend
   // etcd: every agent offers a port each round; group rank 0's agent (or its worker rank 0)
   // hosts the round's workers' store there.
   if (session_.plan().etcd) return std::make_pair(round.master_addr, round.master_port);
-  // Every host checks every record, so all of them fail at once rather than wait for a peer.
+  // Every host checks the members it knows (group rank 0 among them: a dynamic round lists only a
+  // few), so every host that disagrees with group rank 0 fails, and its failure ends the round.
   const bool rank0 = worker_store_ == WorkerStore::kRank0;
-  for (size_t node_rank = 0; node_rank < round.nodes.size(); ++node_rank) {
-    const NodeInfo& node = round.nodes[node_rank];
+  for (const RoundPeer& member : round.members) {
+    const NodeInfo& node = member.node;
     if (rank0 == (node.worker_store_port != 0)) continue;
     *error = "hosts disagree about --worker-store: this host has " +
-             std::string(rank0 ? "rank0" : "agent") + ", node rank " + std::to_string(node_rank) +
-             " (" + node.Label() + ") has " + (rank0 ? "agent" : "rank0");
+             std::string(rank0 ? "rank0" : "agent") + ", node rank " +
+             std::to_string(member.group_rank) + " (" + node.Label() + ") has " +
+             (rank0 ? "agent" : "rank0");
     return std::nullopt;
   }
   if (!rank0) return std::make_pair(master_addr_, master_port_);
-  return std::make_pair(round.nodes.front().addr, round.nodes.front().worker_store_port);
+  return std::make_pair(round.Member(0).node.addr, round.Member(0).node.worker_store_port);
 }
 
 bool MultiHostJob::HostRoundStore(const RendezvousResult& round, std::string* error) {

@@ -79,7 +79,9 @@ void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) 
   if (etcd_) {
     channel_ = std::make_unique<EtcdJobChannel>(io_.get_executor(), etcd_, round_, deliver);
   } else {
-    channel_ = std::make_unique<JobChannel>(io_.get_executor(), plan_.channel, round_, deliver);
+    // On the rendezvous' connection: one store connection per agent.
+    channel_ = std::make_unique<JobChannel>(io_.get_executor(), plan_.channel, round_, deliver,
+                                            *rendezvous_->connection());
   }
   RoundChannel* channel = channel_.get();
   asio::co_spawn(io_, channel->Start(), [this, alive = alive_, channel](std::exception_ptr error) {
@@ -215,7 +217,7 @@ RoundEnd MultiHostSession::Notice(RoundEndKind kind) const {
   notice.host = plan_.rendezvous.self.hostname;
   notice.node_rank = round_.group_rank;
   if (round_.group_rank < round_.group_world_size()) {
-    notice.addr = round_.nodes[round_.group_rank].addr;
+    notice.addr = round_.self().addr;
   }
   return notice;
 }

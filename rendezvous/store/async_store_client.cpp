@@ -12,12 +12,14 @@
 #include <boost/asio/write.hpp>
 #include <cstdio>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/owner_table.h"
 #include "rendezvous/store/peer_answer.h"
 #include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/tag_framing.h"
 #include "rendezvous/store/wire_format.h"
 
 namespace cpplaunch {
@@ -75,7 +77,34 @@ Request KeyValueRequest(Command command, std::string key, Bytes value) {
 
 }  // namespace
 
+// What one AsyncStoreClient object may do on the shared connection: the owner's scope, or a
+// view's (AsyncStoreClient(AsyncStoreClient&, milliseconds)).
+struct AsyncStoreClient::Scope {
+  uint64_t id = 0;
+  bool owner = true;
+  bool closed = false;
+  std::chrono::milliseconds timeout{0};  // each operation's (Wait(): its cancellation's)
+};
+
 struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
+  // One outstanding request of an agent connection, found by its tag when the reply comes.
+  struct Call {
+    explicit Call(const asio::any_io_executor& executor) : signal(executor) {}
+    asio::steady_timer signal;  // cancelled when the call is done
+    bool done = false;
+    Reply reply;
+    std::string error;  // set: the call failed (the connection closed, or its scope)
+    uint64_t scope = 0;
+    uint32_t tag = 0;
+    bool wait = false;  // a WAIT still pending on the wire
+    void Finish(std::string failure = {}) {
+      if (done) return;
+      done = true;
+      error = std::move(failure);
+      signal.cancel();
+    }
+  };
+
   Impl(asio::any_io_executor executor, Options opts)
       : socket(executor), timer(executor), options(opts) {}
 
@@ -93,6 +122,17 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   bool cancelled = false;   // Close() was called: Connect stops retrying
   uint64_t generation = 0;  // tells a stale timer expiry from the current one
   std::string closed_reason = "not connected";
+  // Agent connections after the handshake: tagged, pipelined (tag_framing.h).
+  bool tagged = false;
+  TaggedReplyDecoder tagged_decoder;
+  std::unordered_map<uint32_t, std::shared_ptr<Call>> calls;  // awaiting their replies
+  uint32_t next_tag = 1;
+  uint64_t next_scope = 1;
+  std::string outbox;                               // requests not yet handed to the socket
+  std::vector<std::shared_ptr<Call>> outbox_calls;  // requests without a reply: done once written
+  std::string sending;
+  std::vector<std::shared_ptr<Call>> sending_calls;
+  bool send_in_flight = false;
 
   // Marks the client busy for one operation; throws if it already is or is closed.
   class Turn {
@@ -119,6 +159,191 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     socket.cancel(ignored);
     socket.close(ignored);
     timer.cancel();
+    FailCalls();
+  }
+
+  void FailCalls() {
+    auto pending = std::move(calls);
+    calls.clear();
+    for (auto& [tag, call] : pending) call->Finish(closed_reason);
+    for (auto& call : outbox_calls) call->Finish(closed_reason);
+    for (auto& call : sending_calls) call->Finish(closed_reason);
+    outbox_calls.clear();
+    sending_calls.clear();
+    outbox.clear();
+  }
+
+  // ---- The tagged connection: one writer and one reader for every outstanding call.
+
+  uint32_t NewTag() {
+    while (next_tag == 0 || calls.count(next_tag) != 0 || tagged_decoder.expecting(next_tag)) {
+      ++next_tag;
+    }
+    return next_tag++;
+  }
+
+  void Send(std::string_view bytes, std::shared_ptr<Call> written = nullptr) {
+    outbox.append(bytes);
+    if (written) outbox_calls.push_back(std::move(written));
+    PumpWrite();
+  }
+
+  void PumpWrite() {
+    if (send_in_flight || outbox.empty() || !open) return;
+    sending.swap(outbox);
+    outbox.clear();
+    sending_calls.swap(outbox_calls);
+    send_in_flight = true;
+    asio::async_write(socket, asio::buffer(sending),
+                      [self = shared_from_this()](error_code ec, size_t) {
+                        self->send_in_flight = false;
+                        self->sending.clear();
+                        auto written = std::move(self->sending_calls);
+                        self->sending_calls.clear();
+                        if (ec) return self->Broken(ec);
+                        for (auto& call : written) call->Finish();
+                        self->PumpWrite();
+                      });
+  }
+
+  void StartReading() {
+    socket.async_read_some(asio::buffer(read_buffer),
+                           [self = shared_from_this()](error_code ec, size_t n) {
+                             if (ec) return self->Broken(ec);
+                             self->input.append(self->read_buffer.data(), n);
+                             if (self->DecodeReplies()) self->StartReading();
+                           });
+  }
+
+  void Broken(error_code ec) {
+    if (!open) return;
+    CloseWith(ec == asio::error::eof ? "the store closed the connection" : ec.message());
+  }
+
+  // Hands every complete reply to its call; false when the connection was closed.
+  bool DecodeReplies() {
+    while (open && !input.empty()) {
+      DecodeResult result = tagged_decoder.Feed(input);
+      input.erase(0, result.consumed);
+      if (result.status == DecodeStatus::kNeedMore) break;
+      if (result.status == DecodeStatus::kMalformed) {
+        CloseWith("malformed reply: " + tagged_decoder.error());
+        return false;
+      }
+      auto it = calls.find(tagged_decoder.tag());
+      if (it == calls.end()) continue;  // given up on (a timeout, a closed view): dropped
+      auto call = std::move(it->second);
+      calls.erase(it);
+      call->reply = std::move(tagged_decoder.reply());
+      call->wait = false;
+      call->Finish();
+    }
+    return open;
+  }
+
+  // Sends `request` tagged; its call is registered unless the command has no reply, in which
+  // case the call is done once the request was written.
+  std::shared_ptr<Call> Issue(const Scope& scope, const Request& request, uint64_t count,
+                              const std::string& what) {
+    if (scope.closed) throw StoreError(what + " failed on the store at " + peer + ": closed");
+    RequireOpen(what);
+    if (busy) throw std::logic_error("AsyncStoreClient: " + what + " while connecting");
+    auto call = std::make_shared<Call>(socket.get_executor());
+    call->scope = scope.id;
+    call->tag = NewTag();
+    std::string bytes;
+    if (!EncodeTaggedRequest(call->tag, request, &bytes)) {
+      throw StoreError(what + ": not a request of the agent dialect");
+    }
+    const ReplyShape shape = ReplyShapeOf(request.command);
+    if (shape == ReplyShape::kNone) {
+      Send(bytes, call);
+      return call;
+    }
+    tagged_decoder.Expect(call->tag, shape, count);
+    calls[call->tag] = call;
+    call->wait = request.command == Command::kWait;
+    Send(bytes);
+    return call;
+  }
+
+  // True when the call is done within `limit`.
+  Task<bool> Await(std::shared_ptr<Call> call, std::chrono::steady_clock::duration limit) {
+    if (call->done) co_return true;
+    call->signal.expires_after(limit);
+    error_code ec;
+    co_await call->signal.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_return call->done;
+  }
+
+  // The call's reply, or its error thrown.
+  Reply Outcome(Call& call, const std::string& what) {
+    if (!call.error.empty()) {
+      throw StoreError(what + " failed on the store at " + peer + ": " + call.error);
+    }
+    return std::move(call.reply);
+  }
+
+  // Gives up on a call that got no answer in time: the owner's connection closes (as an
+  // untagged one would); a view's call is forgotten, its late reply dropped.
+  [[noreturn]] void TimedOut(const Scope& scope, Call& call, const std::string& what,
+                             std::chrono::milliseconds limit) {
+    std::string message =
+        what + ": no answer from the store at " + peer + " within " + Seconds(limit);
+    if (scope.owner) {
+      CloseWith(message);
+    } else {
+      calls.erase(call.tag);
+      call.Finish(message);
+    }
+    throw StoreTimeout(message);
+  }
+
+  Task<Reply> TaggedRoundTrip(const Scope& scope, Request request, uint64_t count) {
+    auto self = shared_from_this();
+    const std::string what = Describe(request);
+    auto call = Issue(scope, request, count, what);
+    if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
+    co_return Outcome(*call, what);
+  }
+
+  // A WAIT of its own on the shared connection; its timeout cancels only this wait (tagged
+  // CANCEL_WAIT), whose reply then comes as WAIT_CANCELED, or STOP_WAITING if the keys won.
+  Task<bool> TaggedWait(const Scope& scope, Request request, std::chrono::milliseconds timeout) {
+    auto self = shared_from_this();
+    const std::string what = Describe(request);
+    auto call = Issue(scope, request, 0, what);
+    const bool forever = timeout >= kForever;
+    if (!co_await Await(call, forever ? Clock::duration::max() / 2 : Clock::duration(timeout))) {
+      SendCancelWait(call->tag);
+      if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
+    }
+    co_return Outcome(*call, what).u8 == kStopWaiting;
+  }
+
+  // Tells the store to cancel the WAIT sent as `wait_tag`; CANCEL_WAIT's own reply is dropped.
+  void SendCancelWait(uint32_t wait_tag) {
+    Request cancel = MakeRequest(Command::kCancelWait);
+    cancel.u32 = wait_tag;
+    const uint32_t tag = NewTag();
+    std::string bytes;
+    EncodeTaggedRequest(tag, cancel, &bytes);
+    tagged_decoder.Expect(tag, ReplyShape::kU8);
+    Send(bytes);
+  }
+
+  // Ends a view's calls: they fail with StoreError, and its pending WAITs are cancelled on the
+  // wire (their replies, and the cancellations', are dropped).
+  void EndScope(uint64_t scope) {
+    std::vector<std::shared_ptr<Call>> ended;
+    for (auto& [tag, call] : calls) {
+      if (call->scope == scope) ended.push_back(call);
+    }
+    for (auto& call : ended) {
+      calls.erase(call->tag);
+      if (call->wait && open) SendCancelWait(call->tag);
+      call->Finish("the client was closed");
+    }
   }
 
   // Arms the deadline of the current operation: on expiry the socket's operations are cancelled
@@ -191,7 +416,8 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
   Dialect dialect() const { return options.agent ? Dialect::kAgent : Dialect::kModern; }
 
   // Sends one request and reads its reply under the operation timeout.
-  Task<Reply> RoundTrip(Request request, uint64_t count = 0) {
+  Task<Reply> RoundTrip(const Scope& scope, Request request, uint64_t count = 0) {
+    if (tagged) co_return co_await TaggedRoundTrip(scope, std::move(request), count);
     std::string what = Describe(request);
     Turn turn(*this, what.c_str());
     std::string bytes;
@@ -265,7 +491,8 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     ping.u32 = static_cast<uint32_t>(::getpid());
     bytes.clear();
     EncodeRequest(Dialect::kAgent, proof, &bytes);
-    EncodeRequest(Dialect::kAgent, ping, &bytes);
+    // After the proof every request is tagged (tag_framing.h); calls never use tag 0.
+    EncodeTaggedRequest(0, ping, &bytes);
     co_await WriteAll(bytes, what);
     Reply verdict = co_await ReadReply(ReplyShape::kU8, 0, what);
     if (verdict.u8 != kAgentAccepted) {
@@ -275,8 +502,10 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
                                      "docs/security.md)",
                                  "", true);
     }
+    Reply tag = co_await ReadReply(ReplyShape::kU32, 0, what);  // a tag is a u32 too
     Reply echo = co_await ReadReply(ReplyShape::kU32, 0, what);
     Disarm();
+    if (tag.u32 != 0) echo.u32 = ~ping.u32;  // not the reply it asked for
     CheckEcho(echo, ping);
   }
 
@@ -294,19 +523,39 @@ AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor)
     : AsyncStoreClient(std::move(executor), Options{}) {}
 
 AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor, Options options)
-    : impl_(std::make_shared<Impl>(std::move(executor), options)) {}
+    : impl_(std::make_shared<Impl>(std::move(executor), options)),
+      scope_(std::make_shared<Scope>(Scope{0, true, false, options.operation_timeout})) {}
+
+AsyncStoreClient::AsyncStoreClient(AsyncStoreClient& owner,
+                                   std::chrono::milliseconds operation_timeout)
+    : impl_(owner.impl_),
+      scope_(std::make_shared<Scope>(Scope{impl_->next_scope++, false, false, operation_timeout})) {
+  if (!impl_->options.agent) {
+    throw std::logic_error("AsyncStoreClient: a view needs an agent connection (tagged)");
+  }
+}
 
 AsyncStoreClient::~AsyncStoreClient() {
+  if (!scope_->owner) {
+    Close();
+    return;
+  }
   impl_->cancelled = true;
   impl_->CloseWith("client destroyed");
 }
 
 void AsyncStoreClient::Close() {
+  if (!scope_->owner) {
+    if (scope_->closed) return;
+    scope_->closed = true;
+    return impl_->EndScope(scope_->id);
+  }
+  scope_->closed = true;
   impl_->cancelled = true;
   impl_->CloseWith("the client was closed");
 }
-bool AsyncStoreClient::cancelled() const { return impl_->cancelled; }
-bool AsyncStoreClient::connected() const { return impl_->open; }
+bool AsyncStoreClient::cancelled() const { return scope_->closed || impl_->cancelled; }
+bool AsyncStoreClient::connected() const { return impl_->open && !scope_->closed; }
 const std::string& AsyncStoreClient::peer() const { return impl_->peer; }
 
 std::string AsyncStoreClient::local_address() const {
@@ -327,6 +576,7 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
   // Every coroutine holds its own reference: the client may be destroyed while it is suspended,
   // and the completions that resume it still touch the Impl.
   auto impl = impl_;
+  if (!scope_->owner) throw std::logic_error("AsyncStoreClient: Connect() on a view");
   Impl::Turn turn(*impl, "connect");
   if (impl->cancelled) throw StoreError("connect: the client was closed");
   impl->peer = Endpoint{host, port}.ToString();
@@ -359,6 +609,9 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
           try {
             if (impl->options.agent) {
               co_await impl->AgentHandshake();
+              // From here on every request is tagged and one reader takes every reply.
+              impl->tagged = true;
+              impl->StartReading();
             } else {
               co_await impl->Handshake();
             }
@@ -391,20 +644,31 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
 
 AsyncStoreClient::Task<void> AsyncStoreClient::Set(std::string key, Bytes value) {
   auto impl = impl_;
-  co_await impl->RoundTrip(KeyValueRequest(Command::kSet, std::move(key), std::move(value)));
+  auto scope = scope_;
+  co_await impl->RoundTrip(*scope,
+                           KeyValueRequest(Command::kSet, std::move(key), std::move(value)));
+}
+
+AsyncStoreClient::Task<void> AsyncStoreClient::Append(std::string key, Bytes value) {
+  auto impl = impl_;
+  auto scope = scope_;
+  co_await impl->RoundTrip(*scope,
+                           KeyValueRequest(Command::kAppend, std::move(key), std::move(value)));
 }
 
 AsyncStoreClient::Task<Bytes> AsyncStoreClient::Get(std::string key) {
   auto impl = impl_;
-  Reply reply = co_await impl->RoundTrip(KeyRequest(Command::kGet, std::move(key)));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, KeyRequest(Command::kGet, std::move(key)));
   co_return std::move(reply.values.at(0));
 }
 
 AsyncStoreClient::Task<int64_t> AsyncStoreClient::Add(std::string key, int64_t delta) {
   auto impl = impl_;
+  auto scope = scope_;
   Request request = KeyRequest(Command::kAdd, std::move(key));
   request.number = delta;
-  Reply reply = co_await impl->RoundTrip(std::move(request));
+  Reply reply = co_await impl->RoundTrip(*scope, std::move(request));
   co_return reply.number;
 }
 
@@ -413,54 +677,64 @@ AsyncStoreClient::Task<Bytes> AsyncStoreClient::CompareSet(std::string key, Byte
   auto impl = impl_;
   Request request = KeyValueRequest(Command::kCompareSet, std::move(key), std::move(expected));
   request.values.push_back(std::move(desired));
-  Reply reply = co_await impl->RoundTrip(std::move(request));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, std::move(request));
   co_return std::move(reply.values.at(0));
 }
 
 AsyncStoreClient::Task<bool> AsyncStoreClient::Check(std::vector<std::string> keys) {
   auto impl = impl_;
-  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kCheck, std::move(keys)));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, MakeRequest(Command::kCheck, std::move(keys)));
   co_return reply.u8 == kCheckReady;
 }
 
 AsyncStoreClient::Task<std::vector<Bytes>> AsyncStoreClient::MultiGet(
     std::vector<std::string> keys) {
   auto impl = impl_;
+  auto scope = scope_;
   uint64_t count = keys.size();
-  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kMultiGet, std::move(keys)), count);
+  Reply reply =
+      co_await impl->RoundTrip(*scope, MakeRequest(Command::kMultiGet, std::move(keys)), count);
   co_return std::move(reply.values);
 }
 
 AsyncStoreClient::Task<void> AsyncStoreClient::MultiSet(std::vector<std::string> keys,
                                                         std::vector<Bytes> values) {
   auto impl = impl_;
-  co_await impl->RoundTrip(MakeRequest(Command::kMultiSet, std::move(keys), std::move(values)));
+  auto scope = scope_;
+  co_await impl->RoundTrip(*scope,
+                           MakeRequest(Command::kMultiSet, std::move(keys), std::move(values)));
 }
 
 AsyncStoreClient::Task<bool> AsyncStoreClient::DeleteKey(std::string key) {
   auto impl = impl_;
-  Reply reply = co_await impl->RoundTrip(KeyRequest(Command::kDeleteKey, std::move(key)));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, KeyRequest(Command::kDeleteKey, std::move(key)));
   co_return reply.number > 0;
 }
 
 AsyncStoreClient::Task<std::vector<std::string>> AsyncStoreClient::ListKeys() {
   auto impl = impl_;
-  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kListKeys));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, MakeRequest(Command::kListKeys));
   co_return std::move(reply.keys);
 }
 
 AsyncStoreClient::Task<Bytes> AsyncStoreClient::Claim(std::string key, Bytes value) {
   auto impl = impl_;
-  Reply reply =
-      co_await impl->RoundTrip(KeyValueRequest(Command::kClaim, std::move(key), std::move(value)));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(
+      *scope, KeyValueRequest(Command::kClaim, std::move(key), std::move(value)));
   co_return std::move(reply.values.at(0));
 }
 
 AsyncStoreClient::Task<void> AsyncStoreClient::Will(std::string key, Bytes value) {
   auto impl = impl_;
   const std::string what = "WILL '" + key + "'";
-  Reply reply =
-      co_await impl->RoundTrip(KeyValueRequest(Command::kWill, std::move(key), std::move(value)));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(
+      *scope, KeyValueRequest(Command::kWill, std::move(key), std::move(value)));
   if (reply.u8 != kAgentAccepted) {
     throw StoreError(what + " refused by the store at " + impl->peer + ": more than " +
                      std::to_string(OwnerTable::kMaxWills) + " wills on one connection");
@@ -469,12 +743,14 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Will(std::string key, Bytes value
 
 AsyncStoreClient::Task<void> AsyncStoreClient::CancelWills() {
   auto impl = impl_;
-  co_await impl->RoundTrip(MakeRequest(Command::kCancelWills));
+  auto scope = scope_;
+  co_await impl->RoundTrip(*scope, MakeRequest(Command::kCancelWills));
 }
 
 AsyncStoreClient::Task<int64_t> AsyncStoreClient::ClearWorkerKeys() {
   auto impl = impl_;
-  Reply reply = co_await impl->RoundTrip(MakeRequest(Command::kClearWorkerKeys));
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, MakeRequest(Command::kClearWorkerKeys));
   co_return reply.number;
 }
 
@@ -484,7 +760,9 @@ AsyncStoreClient::Task<int64_t> AsyncStoreClient::ClearWorkerKeys() {
 AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> keys,
                                                     std::chrono::milliseconds timeout) {
   auto impl = impl_;
+  auto scope = scope_;
   Request request = MakeRequest(Command::kWait, std::move(keys));
+  if (impl->tagged) co_return co_await impl->TaggedWait(*scope, std::move(request), timeout);
   const std::string what = Describe(request);
   Impl::Turn turn(*impl, what.c_str());
   impl->RequireOpen(what);

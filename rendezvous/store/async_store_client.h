@@ -4,15 +4,19 @@
 // job-wide channel. Each operation is a C++20 coroutine (boost::asio::awaitable).
 //
 // Threads: every call, and the destructor, on the thread running the client's executor.
-// Concurrency: ONE operation at a time per client (a connection carries one outstanding request,
-// as with PyTorch's clients); starting a second one while one is pending throws
-// std::logic_error. Use one client per concurrent activity (e.g. a long WAIT on its own client).
+// Concurrency: an agent connection (Options::agent) is tagged (tag_framing.h): any number of
+// operations may be outstanding at once, several Wait()s included, and their replies are matched
+// by tag, so one connection serves every activity of an agent. Views (the second constructor)
+// share it, each ending only its own operations. Other connections speak PyTorch's wire, which
+// has no tags: ONE operation at a time (starting a second one while one is pending throws
+// std::logic_error).
 // Errors: every operation throws StoreError on a broken connection, a protocol error or when the
 // client was closed, and StoreTimeout when the store does not answer within
 // Options::operation_timeout. The message is one line naming the command, the key and the store.
 // After an error the connection is closed; later operations throw at once.
 // Lifetime: destroying the client closes the connection; pending operations then finish with
-// StoreError. The coroutine's caller must keep the client alive while it awaits.
+// StoreError. The coroutine's caller must keep the client alive while it awaits. A view keeps
+// the connection's state alive, not the connection: it fails once its owner is closed.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
@@ -50,6 +54,13 @@ class AsyncStoreClient {
 
   explicit AsyncStoreClient(boost::asio::any_io_executor executor);
   AsyncStoreClient(boost::asio::any_io_executor executor, Options options);
+  // A view of `owner`'s agent connection (throws std::logic_error for a non-agent one): the same
+  // operations on the same connection, with `operation_timeout` for each. A view's operation
+  // that times out throws StoreTimeout and leaves the connection open (its late reply is
+  // dropped). Close() on a view ends only the view's pending operations (StoreError; its pending
+  // WAITs are cancelled on the wire) and later ones throw; the connection, its owned keys and
+  // wills stay. Connect() on a view throws std::logic_error.
+  AsyncStoreClient(AsyncStoreClient& owner, std::chrono::milliseconds operation_timeout);
   ~AsyncStoreClient();
   AsyncStoreClient(const AsyncStoreClient&) = delete;
   AsyncStoreClient& operator=(const AsyncStoreClient&) = delete;
@@ -64,6 +75,8 @@ class AsyncStoreClient {
   Task<void> Connect(std::string host, int port, Clock::time_point deadline);
 
   Task<void> Set(std::string key, Bytes value);
+  // Appends `value` to the key's value (creating it), as one atomic step.
+  Task<void> Append(std::string key, Bytes value);
   // The value of an existing key (no waiting: call Wait first if it may be missing).
   Task<Bytes> Get(std::string key);
   Task<int64_t> Add(std::string key, int64_t delta);
@@ -97,9 +110,10 @@ class AsyncStoreClient {
   Task<int64_t> ClearWorkerKeys();
 
   // Closes the connection; a pending operation finishes with StoreError ("closed"), a pending
-  // Connect() stops retrying, and later Connect() calls fail: the client is done.
+  // Connect() stops retrying, and later Connect() calls fail: the client is done. On a view:
+  // see the view's constructor.
   void Close();
-  bool cancelled() const;  // Close() was called
+  bool cancelled() const;  // Close() was called (on this client or view)
   bool connected() const;
   // "host:port" of the store (brackets around IPv6), for messages.
   const std::string& peer() const;
@@ -109,7 +123,9 @@ class AsyncStoreClient {
 
  private:
   struct Impl;
+  struct Scope;
   std::shared_ptr<Impl> impl_;
+  std::shared_ptr<Scope> scope_;
 };
 
 }  // namespace cpplaunch

@@ -145,6 +145,11 @@ std::optional<Command> CommandFromWire(Dialect dialect, uint8_t byte) {
   return kLegacyCodes[byte];
 }
 
+const Field* RequestProgram(Dialect dialect, Command command) {
+  if (dialect == Dialect::kAgent && command == Command::kCancelWait) return kProgU32;
+  return RequestProgram(command);
+}
+
 const Field* RequestProgram(Command command) {
   switch (command) {
     case Command::kValidate:

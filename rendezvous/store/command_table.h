@@ -100,6 +100,9 @@ enum class Field : uint8_t {
 
 // The request layout of `command` (after its command byte). Never null.
 const Field* RequestProgram(Command command);
+// The same in `dialect`: an agent connection's CANCEL_WAIT carries the u32 tag of the WAIT it
+// cancels (tag_framing.h); every other layout is the dialect-independent one.
+const Field* RequestProgram(Dialect dialect, Command command);
 
 // The shape of the reply a client waits for after each command.
 enum class ReplyShape : uint8_t {

@@ -49,7 +49,8 @@ bool EncodeRequest(Dialect dialect, const Request& request, std::string* out) {
   EncodeU8(static_cast<uint8_t>(code), out);
   size_t next_key = 0;
   size_t next_value = 0;
-  for (const Field* field = RequestProgram(request.command); *field != Field::kEnd; ++field) {
+  for (const Field* field = RequestProgram(dialect, request.command); *field != Field::kEnd;
+       ++field) {
     switch (*field) {
       case Field::kKey:
         EncodeBytes(request.keys.at(next_key++), out);

@@ -40,6 +40,11 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
         if (!StartCommand(byte)) return {DecodeStatus::kMalformed, used};
         continue;
       }
+      case Stage::kTag: {
+        used += FeedTag(input.substr(used));
+        if (stage_ == Stage::kTag) return {DecodeStatus::kNeedMore, used};
+        continue;
+      }
       case Stage::kDialect: {
         used += FeedDialect(input.substr(used));
         if (stage_ == Stage::kDialect) return {DecodeStatus::kNeedMore, used};
@@ -55,7 +60,9 @@ DecodeResult RequestDecoder::Feed(std::string_view input) {
         }
         if (fields.status == DecodeStatus::kNeedMore) return {DecodeStatus::kNeedMore, used};
         // Stop at every request even when input remains: request_ is reused by the next one.
-        stage_ = Stage::kCommand;
+        // After the proof an agent connection's requests begin with their tag.
+        stage_ = dialect_ == Dialect::kAgent && agent_step_ == AgentStep::kReady ? Stage::kTag
+                                                                                 : Stage::kCommand;
         return {DecodeStatus::kComplete, used};
       }
     }
@@ -86,6 +93,17 @@ size_t RequestDecoder::FeedDialect(std::string_view input) {
   return take;
 }
 
+size_t RequestDecoder::FeedTag(std::string_view input) {
+  size_t take = std::min(input.size(), sizeof tag_bytes_ - tag_size_);
+  std::memcpy(tag_bytes_ + tag_size_, input.data(), take);
+  tag_size_ += take;
+  if (tag_size_ < sizeof tag_bytes_) return take;
+  tag_size_ = 0;
+  tag_ = static_cast<uint32_t>(LoadLittleEndian(tag_bytes_, sizeof tag_bytes_));
+  stage_ = Stage::kCommand;
+  return take;
+}
+
 bool RequestDecoder::StartCommand(uint8_t byte) {
   std::optional<Command> command = CommandFromWire(dialect_, byte);
   if (!command) {
@@ -99,7 +117,11 @@ bool RequestDecoder::StartCommand(uint8_t byte) {
   }
   request_.Clear();
   request_.command = *command;
-  fields_.Start(RequestProgram(*command),
+  if (agent_step_ == AgentStep::kReady && dialect_ == Dialect::kAgent &&
+      *command != Command::kAgentProof) {
+    request_.tag = tag_;
+  }
+  fields_.Start(RequestProgram(dialect_, *command),
                 {&request_.keys, &request_.values, &request_.number, &request_.u32, nullptr});
   stage_ = Stage::kFields;
   return true;

@@ -4,7 +4,8 @@
 // command's field program (command_table.h) with a FieldReader, which checks every length
 // prefix against WireLimits before anything is stored and grows buffers only as bytes arrive.
 // A first byte AGENT_HELLO makes an agent connection (agent_handshake.h); the decoder enforces
-// its message order, the server checks the proof. Pure: no I/O.
+// its message order, the server checks the proof. After the proof every request of an agent
+// connection starts with its u32 tag (tag_framing.h), kept in Request::tag. Pure: no I/O.
 
 #include <cstddef>
 #include <cstdint>
@@ -33,17 +34,21 @@ class RequestDecoder {
   const std::string& error() const { return error_; }
   Dialect dialect() const { return dialect_; }
   // True between requests (no partial request buffered).
-  bool idle() const { return stage_ == Stage::kCommand; }
+  bool idle() const {
+    return stage_ == Stage::kCommand || (stage_ == Stage::kTag && tag_size_ == 0);
+  }
 
  private:
   enum class Stage : uint8_t {
     kDialect,  // first byte was 0: waiting for 5 bytes to tell VALIDATE from legacy SET
     kCommand,
+    kTag,  // an agent connection after the handshake: the next request's u32 tag
     kFields,
     kFailed,
   };
 
   size_t FeedDialect(std::string_view input);
+  size_t FeedTag(std::string_view input);
   bool StartCommand(uint8_t byte);
   bool InAgentOrder(Command command);
   bool Fail(std::string reason);
@@ -56,6 +61,9 @@ class RequestDecoder {
   FieldReader fields_;
   uint8_t first_bytes_[5] = {};  // kDialect: the bytes that arrived so far
   size_t first_size_ = 0;
+  uint8_t tag_bytes_[4] = {};  // kTag: the bytes that arrived so far
+  size_t tag_size_ = 0;
+  uint32_t tag_ = 0;  // the tag of the request being decoded
   enum class AgentStep : uint8_t { kHello, kProof, kReady };
   AgentStep agent_step_ = AgentStep::kHello;  // kAgent: the next message the order allows
   std::string error_;

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/memory_trim.h"
@@ -22,6 +24,7 @@
 #include "rendezvous/store/rate_limited_log.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
+#include "rendezvous/store/tag_framing.h"
 
 namespace cpplaunch {
 namespace {
@@ -47,6 +50,9 @@ constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 // once this much has been freed the heap is trimmed, so a big reply does not stay in the process.
 constexpr size_t kKeepBuffer = 1024 * 1024;
 constexpr size_t kTrimAfter = 16 * 1024 * 1024;
+// WAITs (and BARRIERs) one agent connection may have pending at once; a wait costs a table slot
+// and its keys, so an agent cannot make the server hold them without bound.
+constexpr size_t kMaxWaitsPerConnection = 4096;
 
 [[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
   std::string message =
@@ -104,12 +110,18 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool DrainAcceptQueue();
   void AddSession(UniqueFd fd);
   bool Apply(StoreSession& session, Request& request);
+  void StartTaggedWait(StoreSession& session, Request& request);
+  void CancelTaggedWait(StoreSession& session, uint32_t wait_tag);
+  void ReleaseSlot(ConnId slot);
+  void FinishLong(StoreSession& session);
+  ConnId NewId();
   bool AgentHandshake(StoreSession& session, Request& request);
   bool PeerAllowed(const tcp::socket& socket);
   void ReleaseClearedKeys();
   void Warn(RateLimitedLog& log, const std::string& line);
   KvTable& TableOf(const StoreSession& session);
   void DeliverWakeups(const TableEffects& effects);
+  void WakeSlot(ConnId slot);
   bool Applied(StoreSession& session);
   void ContinueLater(StoreSession& session);
   void Deliver(StoreSession& requester);
@@ -136,6 +148,15 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   TableEffects effects_;
   std::vector<std::shared_ptr<StoreSession>> sessions_;  // indexed by ConnId; null = free slot
   std::vector<ConnId> free_ids_;
+  // An agent connection's pending WAIT is a slot: an id of its own in the agents' table, so that
+  // one connection can wait on several things at once (tag_framing.h). Indexed by ConnId as
+  // sessions_; `owner` is kNoOwner for ids that are not slots.
+  static constexpr ConnId kNoOwner = ~ConnId{0};
+  struct WaitSlot {
+    ConnId owner = kNoOwner;
+    uint32_t tag = 0;
+  };
+  std::vector<WaitSlot> slots_;
   size_t connection_count_ = 0;
   std::vector<std::function<void()>> idle_waiters_;  // WhenIdle callers
   int inputs_since_accept_ = 0;
@@ -148,7 +169,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
 class StoreSession : public std::enable_shared_from_this<StoreSession> {
  public:
   StoreSession(StoreServerImpl& server, tcp::socket socket, ConnId id, const WireLimits& limits)
-      : server_(server), socket_(std::move(socket)), id_(id), decoder_(limits) {}
+      : server_(server), socket_(std::move(socket)), id_(id), decoder_(limits), long_id_(id) {}
 
   ConnId id() const { return id_; }
   RequestDecoder& decoder() { return decoder_; }
@@ -156,6 +177,27 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string& nonce() { return nonce_; }
   bool agent() const { return agent_; }
   void set_agent() { agent_ = true; }
+  // Tagged framing (agent connections): the tag the current request's reply must start with,
+  // until it was sent; the pending WAITs by tag; the id a long request runs under (a slot for a
+  // WAIT, else the session's own).
+  void OweTag(uint32_t tag, bool owed) {
+    reply_tag_ = tag;
+    tag_owed_ = owed;
+  }
+  // Appends the owed tag to *out (once).
+  void PayTag(std::string* out) {
+    if (!tag_owed_) return;
+    tag_owed_ = false;
+    EncodeTag(reply_tag_, out);
+  }
+  bool tag_owed() const { return tag_owed_; }
+  std::unordered_map<uint32_t, ConnId>& waits() { return waits_; }
+  ConnId long_id() const { return long_id_; }
+  void set_long_id(ConnId id) { long_id_ = id; }
+  bool in_long() const { return long_; }
+  // A wake-up that arrives while a long request's reply is being sent waits until it ends.
+  void Hold(std::string_view bytes) { held_.append(bytes); }
+  std::string TakeHeld() { return std::exchange(held_, {}); }
   std::string peer_address() const { return PeerText(socket_); }
   bool closed() const { return closed_; }
   bool accepting_input() const { return !closed_ && !closing_ && !paused_; }
@@ -361,6 +403,11 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   std::string pending_in_;
   std::string nonce_;
   bool agent_ = false;
+  uint32_t reply_tag_ = 0;
+  bool tag_owed_ = false;
+  std::unordered_map<uint32_t, ConnId> waits_;
+  ConnId long_id_ = 0;
+  std::string held_;
   std::vector<char> buffer_;
   bool read_armed_ = false;
   bool write_in_flight_ = false;
@@ -479,18 +526,23 @@ void StoreServerImpl::AddSession(UniqueFd fd) {
   if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
   if (!PeerAllowed(socket)) return;
   socket.set_option(tcp::no_delay(true), ec);
-  ConnId id;
-  if (!free_ids_.empty()) {
-    id = free_ids_.back();
-    free_ids_.pop_back();
-  } else {
-    id = static_cast<ConnId>(sessions_.size());
-    sessions_.emplace_back();
-  }
+  const ConnId id = NewId();
   auto session = std::make_shared<StoreSession>(*this, std::move(socket), id, options_.limits);
   sessions_[id] = session;
   ++connection_count_;
   session->StartReading();
+}
+
+// Sessions and wait slots share one dense id space (the tables index arrays by it).
+ConnId StoreServerImpl::NewId() {
+  if (!free_ids_.empty()) {
+    const ConnId id = free_ids_.back();
+    free_ids_.pop_back();
+    return id;
+  }
+  sessions_.emplace_back();
+  slots_.emplace_back();
+  return static_cast<ConnId>(sessions_.size() - 1);
 }
 
 // Decodes and applies every complete request in `input`, stopping early when the session must
@@ -530,6 +582,10 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
 // false when a handshake is refused: the connection closes after its answer. The handshake and
 // CLEAR_WORKER_KEYS are the server's own: they concern the connection and the other namespace.
 bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
+  session.set_long_id(session.id());
+  if (session.agent()) {
+    session.OweTag(request.tag, ReplyShapeOf(request.command) != ReplyShape::kNone);
+  }
   switch (request.command) {
     case Command::kAgentHello:
     case Command::kAgentProof:
@@ -540,10 +596,82 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
       EncodeI64(workers_.Clear(&effects_), &effects_.reply);
       ReleaseClearedKeys();
       return true;
-    default:
-      TableOf(session).Apply(session.id(), request, &effects_);
+    case Command::kWait:
+    case Command::kBarrier:
+      if (!session.agent()) break;
+      StartTaggedWait(session, request);
       return true;
+    case Command::kCancelWait:
+      if (!session.agent()) break;
+      CancelTaggedWait(session, request.u32);
+      return true;
+    default:
+      break;
   }
+  TableOf(session).Apply(session.id(), request, &effects_);
+  return true;
+}
+
+// An agent's WAIT runs in a slot of its own; the requests behind it go on being answered, and
+// its reply goes out with its tag when the keys appear (WakeSlot) or it is cancelled.
+void StoreServerImpl::StartTaggedWait(StoreSession& session, Request& request) {
+  effects_.Clear();
+  auto& waits = session.waits();
+  if (waits.size() >= kMaxWaitsPerConnection || waits.count(request.tag) != 0) {
+    effects_.refused = waits.size() >= kMaxWaitsPerConnection;
+    effects_.error = effects_.refused
+                         ? "more than " + std::to_string(kMaxWaitsPerConnection) +
+                               " pending waits on one connection"
+                         : "a second pending WAIT with tag " + std::to_string(request.tag);
+    return;
+  }
+  const ConnId slot = NewId();
+  slots_[slot] = WaitSlot{session.id(), request.tag};
+  waits[request.tag] = slot;
+  session.set_long_id(slot);
+  agents_.Apply(slot, request, &effects_);
+  if (!effects_.more && !agents_.waiting(slot)) ReleaseSlot(slot);  // answered (or failed)
+}
+
+// Answers the WAIT tagged `wait_tag` with WAIT_CANCELED (under its tag), then CANCEL_WAIT itself:
+// WAIT_CANCELED when it cancelled that wait, STOP_WAITING when none was pending (answered).
+void StoreServerImpl::CancelTaggedWait(StoreSession& session, uint32_t wait_tag) {
+  effects_.Clear();
+  auto it = session.waits().find(wait_tag);
+  if (it == session.waits().end()) return EncodeU8(kStopWaiting, &effects_.reply);
+  const ConnId slot = it->second;
+  ReleaseSlot(slot);
+  std::string canceled;
+  EncodeTag(wait_tag, &canceled);
+  EncodeU8(kWaitCanceled, &canceled);
+  QueueTo(session.id(), std::string_view(canceled), "WAIT_CANCELED");
+  EncodeU8(kWaitCanceled, &effects_.reply);
+}
+
+// Forgets a slot. Its id is reused only once no long request of its owner runs under it.
+void StoreServerImpl::ReleaseSlot(ConnId slot) {
+  const WaitSlot entry = slots_[slot];
+  if (entry.owner == kNoOwner) return;
+  agents_.Disconnect(slot);
+  StoreSession* owner = sessions_[entry.owner].get();
+  if (owner != nullptr) owner->waits().erase(entry.tag);
+  if (owner != nullptr && owner->in_long() && owner->long_id() == slot) return;
+  slots_[slot] = WaitSlot{};
+  free_ids_.push_back(slot);
+}
+
+// A slot's wait was answered: STOP_WAITING under its tag.
+void StoreServerImpl::WakeSlot(ConnId slot) {
+  const WaitSlot entry = slots_[slot];
+  ReleaseSlot(slot);
+  std::string bytes;
+  EncodeTag(entry.tag, &bytes);
+  EncodeU8(kStopWaiting, &bytes);
+  if (entry.owner >= sessions_.size() || !sessions_[entry.owner]) return;
+  StoreSession& owner = *sessions_[entry.owner];
+  // Inside a long request's reply (a MULTI_GET in slices) a tagged reply would split it.
+  if (owner.in_long()) return owner.Hold(bytes);
+  QueueTo(entry.owner, std::string_view(bytes), "a wake-up");
 }
 
 // The decoder enforces HELLO, then PROOF, then the rest; this answers them (agent_handshake.h).
@@ -625,14 +753,37 @@ void StoreServerImpl::ContinueLater(StoreSession& session) {
 }
 
 void StoreServerImpl::ContinueLong(StoreSession& session) {
-  TableOf(session).Continue(session.id(), &effects_);
+  TableOf(session).Continue(session.long_id(), &effects_);
   if (!Applied(session)) return;
   if (effects_.more) return ContinueLater(session);
-  session.EndLong();
+  FinishLong(session);
+}
+
+// The end of a long request: a WAIT's slot is freed unless it still waits; wake-ups held back
+// during the reply go out.
+void StoreServerImpl::FinishLong(StoreSession& session) {
+  const ConnId slot = session.long_id();
+  session.set_long_id(session.id());
+  if (slot != session.id() && slots_[slot].owner == session.id() &&
+      (!agents_.waiting(slot) || session.waits().count(slots_[slot].tag) == 0)) {
+    ReleaseSlot(slot);
+  }
+  std::string held = session.TakeHeld();
+  if (!held.empty() && !QueueTo(session.id(), std::string_view(held), "a wake-up")) return;
+  session.EndLong();  // may decode and apply the input held back meanwhile
 }
 
 void StoreServerImpl::Deliver(StoreSession& requester) {
   const std::string_view command = CommandName(requester.command());
+  // The tag goes with the first bytes of the reply, or alone before an empty one (a MULTI_GET
+  // of no keys); a WAIT that is left pending owes it to its wake-up.
+  if (requester.tag_owed() && (!effects_.reply.empty() || !effects_.more) &&
+      !(requester.long_id() != requester.id() && effects_.reply.empty())) {
+    std::string tagged;
+    requester.PayTag(&tagged);
+    tagged.append(effects_.reply);
+    effects_.reply.swap(tagged);
+  }
   if (effects_.reply.size() > kKeepBuffer) {
     QueueTo(requester.id(), std::move(effects_.reply), command);
   } else if (!effects_.reply.empty()) {
@@ -644,7 +795,13 @@ void StoreServerImpl::Deliver(StoreSession& requester) {
 // Wake-ups and WATCH_KEY notifications of `effects` (a request's, or a closed agent's wills).
 void StoreServerImpl::DeliverWakeups(const TableEffects& effects) {
   static constexpr char kStop = static_cast<char>(kStopWaiting);
-  for (ConnId conn : effects.woken) QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
+  for (ConnId conn : effects.woken) {
+    if (conn < slots_.size() && slots_[conn].owner != kNoOwner) {
+      WakeSlot(conn);
+    } else {
+      QueueTo(conn, std::string_view(&kStop, 1), "a wake-up");
+    }
+  }
   for (const auto& notice : effects.notices) {
     for (ConnId conn : notice.conns) {
       if (notice.bytes.size() == notice.size) {
@@ -731,6 +888,20 @@ void StoreServerImpl::Close(StoreSession& session) {
   if (session.closed()) return;
   session.Shutdown();
   const ConnId id = session.id();
+  // Its pending waits go with it (their ids are free again: no long request runs any more).
+  std::vector<ConnId> slots;
+  for (const auto& [tag, slot] : session.waits()) slots.push_back(slot);
+  session.waits().clear();
+  for (ConnId slot : slots) {
+    agents_.Disconnect(slot);
+    slots_[slot] = WaitSlot{};
+    free_ids_.push_back(slot);
+  }
+  if (session.long_id() != id && slots_[session.long_id()].owner == id) {
+    agents_.Disconnect(session.long_id());
+    slots_[session.long_id()] = WaitSlot{};
+    free_ids_.push_back(session.long_id());
+  }
   workers_.Disconnect(id);
   // An agent's owned keys go and its wills fire (unless the whole server stops). Their wake-ups
   // are delivered once the slot is free, so none is queued to the closed session.

@@ -32,19 +32,22 @@ struct WireLimits {
 //   keys:   SET/GET/ADD/.. key; CHECK/WAIT/MULTI_GET key list; MULTI_SET keys
 //   values: SET value; COMPARE_SET {expected, desired}; APPEND/QUEUE_PUSH data; MULTI_SET values
 //   number: ADD delta, BARRIER world size
-//   u32:    PING nonce, VALIDATE magic
+//   u32:    PING nonce, VALIDATE magic, an agent connection's CANCEL_WAIT: the WAIT's tag
+//   tag:    an agent connection's request tag (tag_framing.h); 0 elsewhere
 struct Request {
   Command command = Command::kGetNumKeys;
   std::vector<std::string> keys;
   std::vector<Bytes> values;
   int64_t number = 0;
   uint32_t u32 = 0;
+  uint32_t tag = 0;
 
   void Clear() {
     keys.clear();
     values.clear();
     number = 0;
     u32 = 0;
+    tag = 0;
   }
 };
 

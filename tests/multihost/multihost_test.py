@@ -436,6 +436,35 @@ def scenario_rendezvous_speed(cpplaunch, topo, report, agents=None):
         job.close()
 
 
+def scenario_one_connection_per_agent(cpplaunch, topo, report):
+    """c10d job of N agents: while it runs, the store host holds exactly one connection per
+    agent (the rendezvous' connection carries the job channel too). The workers do not connect
+    to the store, so every connection on the port is an agent's."""
+    n = 3 if not topo.netns else 2
+    port = free_port()
+    job = make_job(cpplaunch, topo)
+    try:
+        for i in range(n):
+            job.start(i, [f"--nnodes={n}", "--rdzv-backend=c10d", "--rdzv-id=conns",
+                          f"--rdzv-endpoint={topo.address(0)}:{port}", "--nproc-per-node=1"],
+                      script_args=["/bin/sh", "-c", 'touch "$MH_STAMP_DIR/conn$RANK"; sleep 2'],
+                      no_python=True)
+        wait_for_stamps(job, [f"conn{r}" for r in range(n)], 60)
+        time.sleep(0.3)  # every job channel is open once the workers run; let heartbeats flow
+        prefix = ["ip", "netns", "exec", topo.namespace(0)] if topo.netns else []
+        listing = subprocess.run(prefix + ["ss", "-tnH", "state", "established",
+                                           f"( sport = :{port} )"],
+                                 stdout=subprocess.PIPE, text=True, check=True)
+        connections = [line for line in listing.stdout.splitlines() if line.strip()]
+        report(f"{n} agents: {len(connections)} connections at the store host")
+        check(len(connections) == n,
+              f"{len(connections)} connections to the store for {n} agents:\n{listing.stdout}")
+        codes = job.wait_all(60)
+        check(codes == [0] * n, f"exit codes {codes}\n{job.output()}")
+    finally:
+        job.close()
+
+
 def write_secret(job, name, text, mode=0o600):
     path = os.path.join(job.stamp_dir, name)
     with open(path, "w") as f:
@@ -520,6 +549,7 @@ SCENARIOS = {
     "elastic_join": scenario_elastic_join,
     "rendezvous_speed": scenario_rendezvous_speed,
     "shared_secret": scenario_shared_secret,
+    "one_connection_per_agent": scenario_one_connection_per_agent,
 }
 
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "rendezvous/round_assignment.h"
 #include "rendezvous/store/async_store_client.h"
 #include "rendezvous/store_steps.h"
 #include "tests/rendezvous/rendezvous_test_support.h"
@@ -72,8 +73,11 @@ TEST_CASE("Dynamic rendezvous completes at MAX at once with deterministic ranks"
     RendezvousResult result = results[i]->get();
     ranks.insert(result.group_rank);
     CHECK(result.group_world_size() == 3);
-    CHECK(result.local_world_sizes() == std::vector<int>{1, 2, 3});  // node ids sort by id
-    CHECK(result.nodes[result.group_rank].hostname == "host" + std::to_string(result.group_rank));
+    // Node ids sort by id: group rank r runs r + 1 workers.
+    CHECK(result.world_size == 6);
+    CHECK(result.base_rank == std::vector<int>{0, 1, 3}.at(result.group_rank));
+    CHECK(result.members.size() == 3);  // every member is a heartbeat peer at this size
+    CHECK(result.self().hostname == "host" + std::to_string(result.group_rank));
   }
   CHECK(ranks == std::set<int>{0, 1, 2});
 }
@@ -243,18 +247,27 @@ TEST_CASE("Dynamic rendezvous does not count a host that died before the round c
   for (const auto& result : {ra->get(), rc->get()}) {
     CHECK(result.round == 0);
     CHECK(result.group_world_size() == 2);
-    for (const auto& node : result.nodes) CHECK(node.node_id != settings_b.self.node_id);
+    for (const auto& member : result.members) {
+      CHECK(member.node.node_id != settings_b.self.node_id);
+    }
   }
 }
 
-TEST_CASE("Dynamic rendezvous: hosts take turns to write, and a dead turn holder delays by 1 s",
-          "[rendezvous][dynamic]") {
-  // A host that took the first write ticket and died never passes its turn: the next ticket's
-  // holder waits at most kTurnWait (1 s), then writes anyway, and the others follow in turn.
+TEST_CASE(
+    "Dynamic rendezvous: a frozen admitter sends hosts to take turns, and a dead turn "
+    "holder delays them by 1 s",
+    "[rendezvous][dynamic]") {
+  // The admission role is held by a connection that never admits (a frozen host): after
+  // queue_timeout each host joins by itself, taking turns. A host that took the first write
+  // ticket and died never passes its turn: the next ticket's holder waits at most kTurnWait
+  // (1 s), then writes anyway, and the others follow in turn.
   asio::io_context io;
   StoreServer server(io, testing::LoopbackServer());
+  AsyncStoreClient frozen(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   AsyncStoreClient dead(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   auto taken = SpawnBody(io, [&]() -> asio::awaitable<int64_t> {
+    co_await frozen.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
+    co_await frozen.Claim(rendezvous_keys::Base("elastic") + "dynamic/admitter", "frozen");
     co_await dead.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
     co_return co_await dead.Add(rendezvous_keys::Base("elastic") + "dynamic/ticket", 1);
   });
@@ -266,16 +279,62 @@ TEST_CASE("Dynamic rendezvous: hosts take turns to write, and a dead turn holder
   Results results;
   const auto started = Clock::now();
   for (int id = 0; id < 3; ++id) {
-    agents.push_back(
-        std::make_unique<DynamicRendezvous>(io.get_executor(), Settings(server.port(), id, 3, 3)));
+    auto settings = Settings(server.port(), id, 3, 3);
+    settings.queue_timeout = 100ms;
+    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
     results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
   }
   RunUntil(
       io, [&] { return AllDone(results); }, 4000ms);
   const auto elapsed = Clock::now() - started;
   for (const auto& result : results) CHECK(result->get().group_world_size() == 3);
-  CHECK(elapsed >= 900ms);  // the turn was waited for
-  CHECK(elapsed < 2500ms);  // once: the later tickets were passed on at once
+  CHECK(elapsed >= 1000ms);  // the queue, then the turn were waited for
+  CHECK(elapsed < 2600ms);   // once: the later tickets were passed on at once
+}
+
+TEST_CASE(
+    "Dynamic rendezvous: hosts arriving together join in a few writes of the state, and "
+    "each learns only its own place",
+    "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  constexpr int kHosts = 64;
+  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
+  Results results;
+  for (int id = 0; id < kHosts; ++id) {
+    auto settings = Settings(server.port(), id, kHosts, kHosts);
+    settings.self.local_world_size = 2;
+    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
+    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+  }
+  RunUntil(
+      io, [&] { return AllDone(results); }, 10000ms);
+  std::set<int> ranks;
+  for (const auto& outcome : results) {
+    INFO(outcome->message());
+    const RendezvousResult result = outcome->get();
+    ranks.insert(result.group_rank);
+    CHECK(result.group_world_size() == kHosts);
+    CHECK(result.world_size == 2 * kHosts);
+    CHECK(result.base_rank == 2 * result.group_rank);
+    std::vector<int> listed;
+    for (const auto& member : result.members) listed.push_back(member.group_rank);
+    CHECK(listed == KnownRanks(result.group_rank, kHosts));  // 8 of 64, not 64
+  }
+  CHECK(ranks.size() == kHosts);
+  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto state = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
+    co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
+    co_return co_await probe.Get(rendezvous_keys::Base("elastic") + "dynamic/state");
+  });
+  RunUntil(
+      io, [&] { return state->done; }, 2000ms);
+  std::string error;
+  auto decoded = RendezvousState::Decode(state->get(), &error);
+  REQUIRE(decoded);
+  CHECK(decoded->complete);
+  CHECK(decoded->admitted == kHosts);
+  CHECK(decoded->version < kHosts / 4);  // batches, not one write per host
 }
 
 }  // namespace

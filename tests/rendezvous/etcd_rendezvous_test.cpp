@@ -89,15 +89,18 @@ TEST_CASE("etcd rendezvous: MAX agents complete one round with distinct ranks") 
     CHECK(r.round == 0);
     CHECK(r.restart_count == 0);
     CHECK(r.group_world_size() == 3);
-    CHECK(r.nodes == results.front().nodes);
+    REQUIRE(r.members.size() == 3);  // the etcd backend lists every member
+    for (int rank = 0; rank < 3; ++rank) {
+      CHECK(r.Member(rank).node == results.front().Member(rank).node);
+    }
     // Group rank 0's agent hosts the workers' store on the port it offered.
-    CHECK(r.master_addr == r.nodes.front().addr);
-    CHECK(r.master_port == r.nodes.front().worker_store_port);
+    CHECK(r.master_addr == r.Member(0).node.addr);
+    CHECK(r.master_port == r.Member(0).node.worker_store_port);
     CHECK(r.master_port >= 40000);
   }
   CHECK(ranks == std::set<int>{0, 1, 2});
-  CHECK(results.front().nodes.front().addr == "127.0.0.1");
-  CHECK(results.front().nodes.front().node_id.starts_with("127.0.0.1_"));
+  CHECK(results.front().Member(0).node.addr == "127.0.0.1");
+  CHECK(results.front().Member(0).node.node_id.starts_with("127.0.0.1_"));
 }
 
 TEST_CASE("etcd rendezvous: MIN agents complete after the last call") {

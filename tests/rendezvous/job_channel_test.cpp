@@ -1,9 +1,12 @@
 #include "rendezvous/job_channel.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "rendezvous/dynamic_rendezvous.h"
 #include "rendezvous/static_rendezvous.h"
 #include "rendezvous/store/async_store_client.h"
 #include "rendezvous/store_steps.h"
@@ -23,14 +26,16 @@ using Clock = std::chrono::steady_clock;
 RendezvousResult Round(int group_rank, int nodes) {
   RendezvousResult round;
   round.group_rank = group_rank;
+  std::vector<NodeInfo> all;
   for (int i = 0; i < nodes; ++i) {
     NodeInfo node;
     node.node_id = "n" + std::to_string(i);
     node.hostname = "host" + std::to_string(i);
     node.addr = "127.0.0." + std::to_string(i + 1);
     node.local_world_size = 1;
-    round.nodes.push_back(node);
+    all.push_back(node);
   }
+  SetEveryMember(&round, std::move(all), std::vector<std::string>(nodes));
   return round;
 }
 
@@ -338,12 +343,159 @@ TEST_CASE("JobChannel: the agent reporting a peer whose heartbeats lapsed releas
   AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   auto claim = SpawnBody(io, [&]() -> asio::awaitable<std::optional<Bytes>> {
     co_await probe.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
-    co_return co_await ReadIfPresent(probe, job.rounds[0].liveness_keys.at(1));
+    co_return co_await ReadIfPresent(probe, job.rounds[0].Member(1).liveness_key);
   });
   RunUntil(
       io, [&] { return claim->done; }, 2000ms);
   INFO(claim->message());
   CHECK_FALSE(claim->get().has_value());
+}
+
+// ---- One store connection per agent: the channel works on the rendezvous' connection.
+
+namespace shared_connection {
+
+RendezvousSettings AgentSettings(uint16_t port, int id, int nodes) {
+  RendezvousSettings settings;
+  settings.run_id = "one-conn";
+  settings.min_nodes = nodes;
+  settings.max_nodes = nodes;
+  settings.store_host = "127.0.0.1";
+  settings.store_port = port;
+  settings.master_addr = "127.0.0.1";
+  settings.master_port = port;
+  settings.self.node_id = "127.0.0.1_" + std::to_string(6000 + id);
+  settings.self.addr = "127.0.0.1";
+  settings.self.hostname = "host" + std::to_string(id);
+  settings.self.local_world_size = 1;
+  settings.self.nnodes_min = nodes;
+  settings.self.nnodes_max = nodes;
+  settings.join_timeout = 5s;
+  settings.last_call_timeout = 300ms;
+  return settings;
+}
+
+JobChannel::Settings ChannelSettings(uint16_t port, std::chrono::milliseconds keep_alive,
+                                     std::chrono::milliseconds heartbeat_timeout) {
+  JobChannel::Settings settings;
+  settings.run_id = "one-conn";
+  settings.store_host = "127.0.0.1";
+  settings.store_port = port;
+  settings.keep_alive_interval = keep_alive;
+  settings.heartbeat_timeout = heartbeat_timeout;
+  return settings;
+}
+
+}  // namespace shared_connection
+
+TEST_CASE("JobChannel on the rendezvous' connection: the store sees one connection per agent",
+          "[rendezvous][job_channel]") {
+  using namespace shared_connection;
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  constexpr int kAgents = 3;
+  std::vector<std::unique_ptr<DynamicRendezvous>> rendezvous;
+  std::vector<std::shared_ptr<testing::Outcome<RendezvousResult>>> rounds;
+  for (int id = 0; id < kAgents; ++id) {
+    rendezvous.push_back(std::make_unique<DynamicRendezvous>(
+        io.get_executor(), AgentSettings(server.port(), id, kAgents)));
+    rounds.push_back(Spawn(io, rendezvous.back()->Next(std::nullopt)));
+  }
+  RunUntil(
+      io,
+      [&] {
+        for (auto& round : rounds)
+          if (!round->done) return false;
+        return true;
+      },
+      5000ms);
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
+  for (int id = 0; id < kAgents; ++id) {
+    INFO(rounds[id]->message());
+    auto agent = std::make_unique<Agent>();
+    Agent* raw = agent.get();
+    agent->channel = std::make_unique<JobChannel>(
+        io.get_executor(), ChannelSettings(server.port(), 5s, 1s), rounds[id]->get(),
+        [raw](const RoundEnd& end) { raw->seen = end; }, *rendezvous[id]->connection());
+    started.push_back(Spawn(io, agent->channel->Start()));
+    agents.push_back(std::move(agent));
+  }
+  RunUntil(
+      io,
+      [&] {
+        for (auto& s : started)
+          if (!s->done) return false;
+        return true;
+      },
+      3000ms);
+  for (auto& s : started) REQUIRE(s->message() == "");
+  // Heartbeats, the WAIT on the end key and the rendezvous' keys: all on one connection each.
+  CHECK(server.connection_count() == kAgents);
+
+  // Stopping a channel ends its operations, not its agent's connection (its keys and will).
+  agents[2]->channel->Stop();
+  CHECK(rendezvous[2]->connection()->connected());
+  RoundEnd failure;
+  failure.kind = RoundEndKind::kWorkerFailure;
+  failure.host = "host0";
+  failure.node_rank = 0;
+  auto ended = Spawn(io, agents[0]->channel->EndRound(failure));
+  RunUntil(
+      io, [&] { return agents[0]->seen && agents[1]->seen; }, 2000ms);
+  REQUIRE(agents[1]->seen);
+  CHECK(agents[1]->seen->kind == RoundEndKind::kWorkerFailure);
+  CHECK_FALSE(agents[2]->seen);
+  CHECK(server.connection_count() == kAgents);
+}
+
+TEST_CASE("JobChannel on a shared connection: a store that stops answering ends the round",
+          "[rendezvous][job_channel]") {
+  using namespace shared_connection;
+  // The store runs on a thread of its own, so that it can be frozen with its connections open.
+  asio::io_context store_io;
+  StoreServer server(store_io, testing::LoopbackServer());
+  std::atomic<bool> frozen{false};
+  std::atomic<bool> done{false};
+  std::thread store_thread([&] {
+    while (!done) {
+      store_io.run_for(10ms);
+      while (frozen && !done) std::this_thread::sleep_for(10ms);
+    }
+  });
+  asio::io_context io;
+  AsyncStoreClient connection(io.get_executor(), AsyncStoreClient::Options::Agent(10s, ""));
+  auto connected = Spawn(io, connection.Connect("127.0.0.1", server.port(), Clock::now() + 2s));
+  RunUntil(
+      io, [&] { return connected->done; }, 2000ms);
+  REQUIRE(connected->message() == "");
+  Agent agent;
+  agent.channel = std::make_unique<JobChannel>(
+      io.get_executor(), ChannelSettings(server.port(), 200ms, 500ms), Round(0, 1),
+      [&agent](const RoundEnd& end) {
+        agent.seen = end;
+        agent.seen_at = Clock::now();
+      },
+      connection);
+  auto started = Spawn(io, agent.channel->Start());
+  RunUntil(
+      io, [&] { return started->done; }, 2000ms);
+  REQUIRE(started->message() == "");
+  RunUntil(
+      io, [] { return false; }, 200ms);
+  frozen = true;
+  const auto froze_at = Clock::now();
+  RunUntil(
+      io, [&] { return agent.seen.has_value(); }, 3000ms);
+  frozen = false;
+  done = true;
+  store_thread.join();
+  REQUIRE(agent.seen);
+  CHECK(agent.seen->kind == RoundEndKind::kStoreLost);
+  CHECK_THAT(agent.seen->detail, Catch::Contains("no answer"));
+  CHECK(agent.seen_at - froze_at < 1500ms);
+  // Only the heartbeat timed out: the agent's own connection (its keys) is still open.
+  CHECK(connection.connected());
 }
 
 }  // namespace

@@ -56,8 +56,12 @@ TEST_CASE("Static rendezvous gives every host the same world, heterogeneous size
     CHECK(result.group_rank == 2 - i);
     CHECK(result.round == 0);
     CHECK(result.restart_count == 0);
-    CHECK(result.local_world_sizes() == sizes);
-    CHECK(result.nodes[1].hostname == "host1");
+    CHECK(result.world_size == 6);
+    CHECK(result.base_rank == std::vector<int>{0, 2, 3}.at(result.group_rank));
+    REQUIRE(result.members.size() == 3);
+    for (int rank = 0; rank < 3; ++rank)
+      CHECK(result.Member(rank).node.local_world_size == sizes[rank]);
+    CHECK(result.Member(1).node.hostname == "host1");
     CHECK(result.master_port == server.port());
   }
 }
@@ -241,7 +245,7 @@ TEST_CASE(
   CHECK(rb2->get().round == 1);
   CHECK(rb2->get().restart_count == 1);
   CHECK(rb2->get().group_rank == 1);
-  CHECK(ra1->get().nodes[1].node_id == settings_b2.self.node_id);
+  CHECK(ra1->get().Member(1).node.node_id == settings_b2.self.node_id);
 }
 
 TEST_CASE("Static rendezvous: a replacement is told when the job has no restarts left",
@@ -299,7 +303,7 @@ TEST_CASE("Static rendezvous does not count an agent that died before the round 
   for (const auto& result : {ra->get(), rb2->get(), rc->get()}) {
     CHECK(result.round == 0);
     CHECK(result.restart_count == 0);
-    CHECK(result.nodes[1].node_id == "127.0.0.1_2001");
+    CHECK(result.Member(1).node.node_id == "127.0.0.1_2001");
   }
   bool dropped = false;
   for (const auto& line : progress) {
@@ -335,7 +339,7 @@ TEST_CASE("Static rendezvous: a host whose claim was released while it was froze
     notice.node_rank = 1;
     notice.detail = "no heartbeat for 15 s";
     co_await PublishRoundEnd(peer, "job", 0, notice);
-    co_await peer.DeleteKey(ra->get().liveness_keys.at(1));
+    co_await peer.DeleteKey(ra->get().Member(1).liveness_key);
   });
   RunUntil(
       io, [&] { return lost->done; }, 2000ms);

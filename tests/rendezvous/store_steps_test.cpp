@@ -55,26 +55,33 @@ struct Fixture {
   }
 };
 
-std::vector<RoundMember> Members(int count) {
-  std::vector<RoundMember> members;
-  for (int rank = 0; rank < count; ++rank) {
-    RoundMember member;
-    member.node.node_id = "n" + std::to_string(rank);
-    member.node.hostname = "host" + std::to_string(rank);
-    member.liveness_key = "cpplaunch/job/alive/n" + std::to_string(rank);
-    members.push_back(member);
+// Round 0 of `count` members, as group rank `rank` sees it.
+RendezvousResult Members(int count, int rank) {
+  std::vector<NodeInfo> nodes;
+  std::vector<std::string> liveness_keys;
+  for (int i = 0; i < count; ++i) {
+    NodeInfo node;
+    node.node_id = "n" + std::to_string(i);
+    node.hostname = "host" + std::to_string(i);
+    node.local_world_size = 1;
+    nodes.push_back(node);
+    liveness_keys.push_back("cpplaunch/job/alive/n" + std::to_string(i));
   }
-  return members;
+  RendezvousResult result;
+  result.group_rank = rank;
+  SetEveryMember(&result, std::move(nodes), liveness_keys);
+  return result;
 }
 
 TEST_CASE("ArmRound: every member armed, everybody goes on", "[rendezvous][store_steps]") {
   Fixture f;
-  const auto members = Members(2);
+  const auto round_a = Members(2, 0);
+  const auto round_b = Members(2, 1);
   auto a = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
-    co_await ArmRound(f.a, "job", 0, 0, members, Clock::now() + 3s, "timeout");
+    co_await ArmRound(f.a, "job", round_a, Clock::now() + 3s, "timeout");
   });
   auto b = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
-    co_await ArmRound(f.b, "job", 0, 1, members, Clock::now() + 3s, "timeout");
+    co_await ArmRound(f.b, "job", round_b, Clock::now() + 3s, "timeout");
   });
   RunUntil(
       f.io, [&] { return a->done && b->done; }, 5000ms);
@@ -93,13 +100,14 @@ TEST_CASE("ArmRound: a member that died before arming is found by the member bef
   // Of 3 members, rank 2 never arms and holds no liveness key (its agent died after the round
   // completed). Rank 1, just before it on the ring, ends the round naming it; rank 0 returns too.
   Fixture f;
-  const auto members = Members(3);
+  const auto round_a = Members(3, 0);
+  const auto round_b = Members(3, 1);
   const auto started = Clock::now();
   auto r0 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
-    co_await ArmRound(f.a, "job", 0, 0, members, Clock::now() + 3s, "timeout");
+    co_await ArmRound(f.a, "job", round_a, Clock::now() + 3s, "timeout");
   });
   auto r1 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
-    co_await ArmRound(f.b, "job", 0, 1, members, Clock::now() + 3s, "timeout");
+    co_await ArmRound(f.b, "job", round_b, Clock::now() + 3s, "timeout");
   });
   RunUntil(
       f.io, [&] { return r0->done && r1->done; }, 5000ms);

@@ -86,5 +86,26 @@ TEST_CASE("a world size above INT32_MAX is refused, never wrapped negative") {
   CHECK(layout->workers.at(0).rank == INT32_MAX - 1);
 }
 
+TEST_CASE("a place handed out by a dynamic round gives the same layout as the sizes") {
+  std::string error;
+  auto placed = PlaceRankLayout(1, 3, 2, 1, 6, &error);
+  auto computed = ComputeRankLayout(1, std::vector<int>{2, 1, 3}, &error);
+  REQUIRE(placed);
+  REQUIRE(computed);
+  CHECK(placed->base_rank == computed->base_rank);
+  CHECK(placed->world_size == computed->world_size);
+  CHECK(placed->workers.at(0).rank == 2);
+  CHECK(placed->workers.at(0).role_world_size == 6);
+}
+
+TEST_CASE("a place that cannot be is refused") {
+  std::string error;
+  CHECK_FALSE(PlaceRankLayout(3, 3, 0, 1, 6, &error));  // group rank outside the round
+  CHECK(error.find("not a valid place") != std::string::npos);
+  CHECK_FALSE(PlaceRankLayout(0, 1, 5, 2, 6, &error));  // ranks 5..6 of a world of 6
+  CHECK_FALSE(PlaceRankLayout(0, 1, 0, 0, 6, &error));  // no workers
+  CHECK_FALSE(PlaceRankLayout(0, 1, 0, 1, int64_t{INT32_MAX} + 1, &error));
+}
+
 }  // namespace
 }  // namespace cpplaunch

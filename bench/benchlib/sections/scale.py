@@ -28,9 +28,9 @@ def intro(data):
         f"{data.get('hold_s', 0):g} s at the default keep-alive (5 s: one heartbeat ADD and one read of the "
         "peers' counters per agent every 1.25 s), while the store's CPU is sampled: the heartbeat load. Then "
         "agent 0 ends the round with a worker-failure notice; the fan-out is the time until every agent's "
-        "end handler ran. An agent holds 4 store connections (rendezvous, and the channel's watch, heartbeat "
-        f"and control): with a file limit of {data.get('fd_limit', '?')} per process, sizes above "
-        f"{(data.get('fd_limit', 0) - 100) // 4:,} agents run the rendezvous only.",
+        "end handler ran. An agent holds one store connection (the rendezvous', which its job channel shares: "
+        f"tagged requests, docs/store_protocol.md): with a file limit of {data.get('fd_limit', '?')} per "
+        f"process, sizes above {data.get('fd_limit', 0) - 100:,} agents run the rendezvous only.",
         TORCHRUN,
     ]
 

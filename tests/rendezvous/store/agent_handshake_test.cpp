@@ -102,7 +102,9 @@ TEST_CASE("RequestDecoder: an agent connection is HELLO, PROOF, then any other c
   const std::string proof = Encoded(Command::kAgentProof, {}, {std::string(32, 'p')});
   const std::string claim = Encoded(Command::kClaim, {"k"}, {"v"});
   const std::string list = Encoded(Command::kListKeys);
-  CHECK(Decode(hello + proof + claim + list) ==
+  // After the proof every request is behind its u32 tag (tag_framing.h).
+  const std::string tag = FromHex("01 00 00 00");
+  CHECK(Decode(hello + proof + tag + claim + tag + list) ==
         std::vector<std::string>{"AGENT_HELLO", "AGENT_PROOF", "CLAIM", "LIST_KEYS"});
   {
     RequestDecoder decoder;
@@ -112,9 +114,9 @@ TEST_CASE("RequestDecoder: an agent connection is HELLO, PROOF, then any other c
   }
   CHECK(Decode(hello + list).back() == "MALFORMED: LIST_KEYS out of order in the agent handshake");
   CHECK(Decode(hello + hello).back().starts_with("MALFORMED"));
-  CHECK(Decode(hello + proof + proof).back().starts_with("MALFORMED"));
-  CHECK(Decode(hello + proof + hello).back().starts_with("MALFORMED"));
-  CHECK(Decode(hello + proof + FromHex("00 ce f7 85 3c")).back().starts_with("MALFORMED"));
+  CHECK(Decode(hello + proof + tag + proof).back().starts_with("MALFORMED"));
+  CHECK(Decode(hello + proof + tag + hello).back().starts_with("MALFORMED"));
+  CHECK(Decode(hello + proof + tag + FromHex("00 ce f7 85 3c")).back().starts_with("MALFORMED"));
   // A proof is not a first message; agent commands do not exist in the PyTorch dialects.
   CHECK(Decode(proof).back().starts_with("MALFORMED: unknown command byte 0xc8 (legacy"));
   CHECK(Decode(FromHex("00 ce f7 85 3c") + claim).back() ==

@@ -7,6 +7,7 @@
 #include "loopback_server.h"
 #include "rendezvous/store/agent_handshake.h"
 #include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/tag_framing.h"
 
 namespace cpplaunch::test {
 
@@ -53,6 +54,19 @@ inline std::string EncodeIn(Dialect dialect, Command command, std::vector<std::s
   request.values = std::move(values);
   std::string bytes;
   EncodeRequest(dialect, request, &bytes);
+  return bytes;
+}
+
+// A request of an agent connection after the handshake: tag | command | fields.
+inline std::string EncodeTagged(uint32_t tag, Command command, std::vector<std::string> keys,
+                                std::vector<Bytes> values = {}, uint32_t u32 = 0) {
+  Request request;
+  request.command = command;
+  request.keys = std::move(keys);
+  request.values = std::move(values);
+  request.u32 = u32;
+  std::string bytes;
+  EncodeTaggedRequest(tag, request, &bytes);
   return bytes;
 }
 

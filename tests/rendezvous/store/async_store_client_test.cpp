@@ -198,5 +198,140 @@ TEST_CASE("AsyncStoreClient refuses a second concurrent operation", "[rendezvous
   CHECK_THAT(second->message(), Catch::Contains("another operation is pending"));
 }
 
+// ---- Agent connections: tagged, so operations run side by side on one client.
+
+AsyncStoreClient::Options AgentOptions() { return AsyncStoreClient::Options::Agent(2s, ""); }
+
+std::shared_ptr<testing::Outcome<bool>> ConnectAgent(asio::io_context& io, AsyncStoreClient& client,
+                                                     uint16_t port) {
+  auto connected = Spawn(io, client.Connect("127.0.0.1", port, Clock::now() + 2s));
+  RunUntil(
+      io, [&] { return connected->done; }, 2000ms);
+  REQUIRE(connected->message() == "");
+  return connected;
+}
+
+void RunFor(asio::io_context& io, std::chrono::milliseconds duration) {
+  RunUntil(
+      io, [] { return false; }, duration);
+}
+
+TEST_CASE("AsyncStoreClient: one agent connection runs two Waits, a Set and a Get at once",
+          "[rendezvous][async_client][tagged]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  AsyncStoreClient agent(io.get_executor(), AgentOptions());
+  ConnectAgent(io, agent, server.port());
+  auto wait_a = Spawn(io, agent.Wait(std::vector<std::string>{"a"}, 5s));
+  auto wait_b = Spawn(io, agent.Wait(std::vector<std::string>{"b"}, 5s));
+  auto set = Spawn(io, agent.Set("c", "v"));
+  auto get = Spawn(io, agent.Get("c"));
+  RunUntil(
+      io, [&] { return set->done && get->done; }, 2000ms);
+  CHECK(set->message() == "");
+  CHECK(get->get() == "v");
+  CHECK_FALSE(wait_a->done);
+  CHECK_FALSE(wait_b->done);
+  auto set_b = Spawn(io, agent.Set("b", ""));
+  RunUntil(
+      io, [&] { return wait_b->done; }, 2000ms);
+  CHECK(wait_b->get());
+  CHECK_FALSE(wait_a->done);
+  auto set_a = Spawn(io, agent.Set("a", ""));
+  RunUntil(
+      io, [&] { return wait_a->done; }, 2000ms);
+  CHECK(wait_a->get());
+  CHECK(server.connection_count() == 1);
+}
+
+TEST_CASE("AsyncStoreClient: one Wait's timeout cancels that wait only",
+          "[rendezvous][async_client][tagged]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  AsyncStoreClient agent(io.get_executor(), AgentOptions());
+  ConnectAgent(io, agent, server.port());
+  auto started = Clock::now();
+  auto short_wait = Spawn(io, agent.Wait(std::vector<std::string>{"a"}, 100ms));
+  auto long_wait = Spawn(io, agent.Wait(std::vector<std::string>{"b"}, 5s));
+  auto counted = SpawnBody(io, [&]() -> asio::awaitable<int64_t> {
+    int64_t last = 0;
+    for (int i = 0; i < 20; ++i) {
+      last = co_await agent.Add("n", 1);
+      co_await Sleep(10ms);
+    }
+    co_return last;
+  });
+  RunUntil(
+      io, [&] { return short_wait->done && counted->done; }, 3000ms);
+  CHECK(short_wait->message() == "");
+  CHECK_FALSE(short_wait->get());
+  CHECK(Clock::now() - started >= 100ms);
+  CHECK(counted->get() == 20);
+  CHECK_FALSE(long_wait->done);
+  CHECK(agent.connected());
+  auto set_b = Spawn(io, agent.Set("b", ""));
+  RunUntil(
+      io, [&] { return long_wait->done; }, 2000ms);
+  CHECK(long_wait->get());
+  // The cancelled wait left nothing behind: its key appearing now changes nothing.
+  auto set_a = Spawn(io, agent.Set("a", ""));
+  auto after = Spawn(io, agent.Add("n", 1));
+  RunUntil(
+      io, [&] { return after->done; }, 2000ms);
+  CHECK(after->get() == 21);
+}
+
+TEST_CASE("AsyncStoreClient: closing a view ends its operations only, and cancels its waits",
+          "[rendezvous][async_client][tagged]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  AsyncStoreClient owner(io.get_executor(), AgentOptions());
+  ConnectAgent(io, owner, server.port());
+  AsyncStoreClient view(owner, 2s);
+  auto view_wait =
+      Spawn(io, view.Wait(std::vector<std::string>{"k"}, std::chrono::hours(24 * 400)));
+  auto view_check = Spawn(io, view.Wait(std::vector<std::string>{"j"}, 5s));
+  auto owner_wait = Spawn(io, owner.Wait(std::vector<std::string>{"k"}, 5s));
+  RunFor(io, 100ms);
+  view.Close();
+  RunUntil(
+      io, [&] { return view_wait->done && view_check->done; }, 1000ms);
+  CHECK_THAT(view_wait->message(), Catch::Contains("WAIT 'k' failed"));
+  CHECK_THAT(view_wait->message(), Catch::Contains("closed"));
+  CHECK_THAT(view_check->message(), Catch::Contains("closed"));
+  CHECK_FALSE(owner_wait->done);
+  CHECK(owner.connected());
+  CHECK_FALSE(view.connected());
+  auto refused = Spawn(io, view.Add("n", 1));
+  RunUntil(
+      io, [&] { return refused->done; }, 1000ms);
+  CHECK_THAT(refused->message(), Catch::Contains("closed"));
+  auto set = Spawn(io, owner.Set("k", ""));
+  auto counted = Spawn(io, owner.Add("n", 1));
+  RunUntil(
+      io, [&] { return owner_wait->done && counted->done; }, 2000ms);
+  CHECK(owner_wait->get());
+  CHECK(counted->get() == 1);
+}
+
+TEST_CASE("AsyncStoreClient: a view fails once its owner closes the connection",
+          "[rendezvous][async_client][tagged]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  AsyncStoreClient owner(io.get_executor(), AgentOptions());
+  ConnectAgent(io, owner, server.port());
+  AsyncStoreClient view(owner, 2s);
+  auto waiting = Spawn(io, view.Wait(std::vector<std::string>{"k"}, 5s));
+  RunFor(io, 50ms);
+  owner.Close();
+  RunUntil(
+      io, [&] { return waiting->done; }, 1000ms);
+  CHECK_THAT(waiting->message(), Catch::Contains("closed"));
+  CHECK_FALSE(view.connected());
+  // A view needs the tags of an agent connection.
+  AsyncStoreClient plain(io.get_executor());
+  CHECK_THROWS_AS(AsyncStoreClient(plain, 1s), std::logic_error);
+}
+
 }  // namespace
 }  // namespace cpplaunch

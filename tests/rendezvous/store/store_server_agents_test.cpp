@@ -204,7 +204,7 @@ TEST_CASE("a recorded handshake cannot be replayed: every connection gets a fres
   std::string nonce = test::RawAgentHello(first);
   REQUIRE(nonce.size() == kAgentNonceBytes);
   std::string proof = AgentProof("s3cret", nonce);
-  first.Send(test::AgentProofBytes(proof) + EncodeIn(Dialect::kAgent, Command::kSet, {"k"}, {"v"}));
+  first.Send(test::AgentProofBytes(proof) + test::EncodeTagged(1, Command::kSet, {"k"}, {"v"}));
   CHECK(ToHex(first.Receive(1)) == "00");
 
   // An eavesdropper replays the proof it saw on a new connection.
@@ -357,9 +357,9 @@ TEST_CASE("a SIGKILLed agent's claims go and its wills fire within milliseconds"
     ::close(ready[0]);
     RawConnection connection(port);
     if (test::RawAgentHandshake(connection, "k") != kAgentAccepted) ::_exit(3);
-    connection.Send(EncodeIn(Dialect::kAgent, Command::kClaim, {"node/0"}, {"child"}) +
-                    EncodeIn(Dialect::kAgent, Command::kWill, {"end"}, {"child died"}));
-    if (connection.Receive(8 + 5 + 1).size() != 14) ::_exit(4);
+    connection.Send(test::EncodeTagged(1, Command::kClaim, {"node/0"}, {"child"}) +
+                    test::EncodeTagged(2, Command::kWill, {"end"}, {"child died"}));
+    if (connection.Receive(4 + 8 + 5 + 4 + 1).size() != 22) ::_exit(4);
     (void)!::write(ready[1], "r", 1);
     for (;;) ::pause();
   }

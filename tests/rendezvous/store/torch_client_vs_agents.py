@@ -34,7 +34,8 @@ def blob(data):
 
 
 class Agent:
-    """A raw agent connection: AGENT_HELLO, the proof, then modern-numbered requests."""
+    """A raw agent connection: AGENT_HELLO, the proof, then modern-numbered requests, each
+    behind a u32 tag that the server puts back in front of its reply (docs/store_protocol.md)."""
 
     def __init__(self, port, secret):
         self.sock = socket.create_connection((compat.HOST, port), timeout=10)
@@ -43,6 +44,7 @@ class Agent:
         proof = hmac.new(secret, CONTEXT + nonce, hashlib.sha256).digest()
         self.sock.sendall(b"\xc8" + blob(proof))
         self.verdict = self.recv(1)
+        self.tag = 0x10203040
 
     def recv(self, n):
         data = b""
@@ -53,27 +55,36 @@ class Agent:
             data += chunk
         return data
 
+    def send(self, body, reply=True):
+        """Sends one tagged request; with a reply, reads and checks the tag in front of it."""
+        self.tag += 1
+        self.sock.sendall(struct.pack("<I", self.tag) + body)
+        if reply:
+            (tag,) = struct.unpack("<I", self.recv(4))
+            if tag != self.tag:
+                raise ConnectionError(f"reply tag {tag:#x}, expected {self.tag:#x}")
+
     def value(self):
         (length,) = struct.unpack("<Q", self.recv(8))
         return self.recv(length)
 
     def set(self, key, value):
-        self.sock.sendall(b"\x01" + blob(key.encode()) + blob(value))
+        self.send(b"\x01" + blob(key.encode()) + blob(value), reply=False)
 
     def get(self, key):
-        self.sock.sendall(b"\x03" + blob(key.encode()))
+        self.send(b"\x03" + blob(key.encode()))
         return self.value()
 
     def claim(self, key, value):
-        self.sock.sendall(b"\xc9" + blob(key.encode()) + blob(value))
+        self.send(b"\xc9" + blob(key.encode()) + blob(value))
         return self.value()
 
     def will(self, key, value):
-        self.sock.sendall(b"\xca" + blob(key.encode()) + blob(value))
+        self.send(b"\xca" + blob(key.encode()) + blob(value))
         return self.recv(1)
 
     def list_keys(self):
-        self.sock.sendall(b"\x11")
+        self.send(b"\x11")
         (count,) = struct.unpack("<q", self.recv(8))
         return sorted(self.value().decode() for _ in range(count))
 

@@ -20,6 +20,7 @@
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/request_decoder.h"
+#include "rendezvous/store/tag_framing.h"
 
 namespace {
 
@@ -52,7 +53,8 @@ std::string Fingerprint(const Request& request) {
   for (const auto& key : request.keys) text += "|k" + std::to_string(key.size()) + ":" + key;
   for (const auto& value : request.values)
     text += "|v" + std::to_string(value.size()) + ":" + value;
-  return text + "|" + std::to_string(request.number) + "|" + std::to_string(request.u32);
+  return text + "|" + std::to_string(request.number) + "|" + std::to_string(request.u32) + "|t" +
+         std::to_string(request.tag);
 }
 
 // Decodes `stream` cut into reads of `cut` bytes (0: one read); applies each request to a
@@ -125,7 +127,12 @@ void CheckRoundTrip(std::string_view stream, Dialect dialect) {
     auto result = decoder.Feed(stream);
     stream.remove_prefix(result.consumed);
     if (result.status != DecodeStatus::kComplete) break;
-    Require(cpplaunch::EncodeRequest(dialect, decoder.request(), &reencoded));
+    // An agent connection's requests after the handshake are re-encoded behind their tags.
+    const Request& request = decoder.request();
+    const bool tagged = dialect == Dialect::kAgent && request.command != Command::kAgentHello &&
+                        request.command != Command::kAgentProof;
+    Require(tagged ? cpplaunch::EncodeTaggedRequest(request.tag, request, &reencoded)
+                   : cpplaunch::EncodeRequest(dialect, request, &reencoded));
   }
   RequestDecoder again(SmallLimits());
   std::string_view rest(reencoded);
