@@ -46,6 +46,7 @@
 #include "launcher/cli/script_check.h"
 #include "launcher/output/console_writer.h"
 #include "launcher/output/worker_output.h"
+#include "launcher/process/job_sentinel.h"
 #include "launcher/process/posix_sys.h"
 #include "launcher/process/posix_worker_group.h"
 #include "launcher/process/signal_watch.h"
@@ -222,9 +223,10 @@ class Agent::Impl {
         io_, path ? std::filesystem::path(*path) : FileTimerServer::DefaultPath(LogDir::TempRoot()),
         [this](const std::string& line) { Say(line); },
         [this](const WatchdogKill& kill) {
-          RecordEvent(WatchdogEvent(EventFacts(), "timer expired", &kill.expiry));
+          RecordEvent([&] { return WatchdogEvent(EventFacts(), "timer expired", &kill.expiry); });
           if (kill.delivered)
-            RecordEvent(WatchdogEvent(EventFacts(), "kill worker process", &kill.expiry));
+            RecordEvent(
+                [&] { return WatchdogEvent(EventFacts(), "kill worker process", &kill.expiry); });
           Say("watchdog: pid " + std::to_string(kill.expiry.pid) + " ran past its timer '" +
               kill.expiry.scope_id + "'; " +
               (kill.delivered ? "sent it " + SignalName(kill.expiry.signal)
@@ -267,7 +269,7 @@ class Agent::Impl {
       output_ = std::make_unique<WorkerOutput>(io_, out_, err_);
       if (watchdog_) {
         watchdog_->NewAttempt();
-        RecordEvent(WatchdogEvent(EventFacts(), "watchdog started", nullptr));
+        RecordEvent([&] { return WatchdogEvent(EventFacts(), "watchdog started", nullptr); });
       }
       DuplicateFilteredLines(round.restart_count);
       if (hang_) {
@@ -339,7 +341,8 @@ class Agent::Impl {
     if (!Ending()) state_ = AgentState::kConcluding;
     const int stop_signal = result.signal != 0 ? result.signal : SIGTERM;
     if (auto line = SigkillLine(result, stop_signal, options_.shutdown_timeout)) Say(*line);
-    if (watchdog_) RecordEvent(WatchdogEvent(EventFacts(), "watchdog stopped", nullptr));
+    if (watchdog_)
+      RecordEvent([&] { return WatchdogEvent(EventFacts(), "watchdog stopped", nullptr); });
     if (hang_) hang_->Stop();
     FinishStacks();
     for (const WorkerExitEvent& stuck : result.unreaped) {
@@ -633,8 +636,11 @@ class Agent::Impl {
 
   // --event-log-handler=console: torchrun's StreamHandler prints each event's JSON on stderr.
   // null and dynamic_rendezvous (a NullHandler in torch too) print nothing.
-  void RecordEvent(const std::string& json) {
-    if (options_.event_log_handler == "console") err_.Write(json + "\n");
+  // The event is built only when printed: its facts include the host's resolved name, a
+  // resolver call (possibly DNS) every job would otherwise pay for at its end.
+  template <class MakeEvent>
+  void RecordEvent(MakeEvent make_event) {
+    if (options_.event_log_handler == "console") err_.Write(make_event() + "\n");
   }
 
   EventContext EventFacts() {
@@ -724,9 +730,11 @@ class Agent::Impl {
     state_ = AgentState::kDone;
     // As newest torchrun's launcher records it: SUCCEEDED when the agent's run came to its
     // end (whatever the workers did), FAILED when a signal or an error of its own ended it.
-    RecordEvent(
-        AgentStatusEvent(EventFacts(), agent_error_ ? "FAILED" : "SUCCEEDED", agent_error_));
+    RecordEvent([&] {
+      return AgentStatusEvent(EventFacts(), agent_error_ ? "FAILED" : "SUCCEEDED", agent_error_);
+    });
     exit_code_ = code;
+    if (parts_.job_over) parts_.job_over();
     // A job without logs or error files leaves no empty torchelastic_XXXXXXXX behind.
     if (log_dir_) log_dir_->CleanUpAtExit();
     linger_timer_.cancel();
@@ -779,9 +787,15 @@ class Agent::Impl {
 
 Agent::Agent(LaunchOptions options, EnvMap environment, JobSentinel* sentinel)
     : Agent(std::move(options), std::move(environment),
-            AgentParts{.make_worker_group = [sentinel](boost::asio::io_context& io) {
-              return MakePosixWorkerGroup(io, PosixWorkerGroupOptions{.sentinel = sentinel});
-            }}) {}
+            AgentParts{.make_worker_group =
+                           [sentinel](boost::asio::io_context& io) {
+                             return MakePosixWorkerGroup(
+                                 io, PosixWorkerGroupOptions{.sentinel = sentinel});
+                           },
+                       .job_over =
+                           [sentinel] {
+                             if (sentinel != nullptr) sentinel->Quit();
+                           }}) {}
 Agent::Agent(LaunchOptions options, EnvMap environment, AgentParts parts)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(environment), std::move(parts))) {}
 Agent::~Agent() = default;

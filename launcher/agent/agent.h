@@ -35,6 +35,9 @@ struct AgentParts {
   // The agent's console; owned by the caller and open while the agent runs.
   int stdout_fd = 1;
   int stderr_fd = 2;
+  // Called once when the agent ends, after the last attempt's workers are gone and before its
+  // own clean-up (the sentinel's Quit, so that the two overlap); may be empty.
+  std::function<void()> job_over;
 };
 
 class Agent {

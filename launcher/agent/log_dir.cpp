@@ -1,13 +1,18 @@
 #include "launcher/agent/log_dir.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "base/fd_io.h"
+#include "base/random_bytes.h"
 
 namespace cpplaunch {
 namespace fs = std::filesystem;
@@ -17,9 +22,12 @@ namespace {
 fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
   static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789_";
   // A plain PRNG is enough: mkdir fails on an existing path, so a guessed or clashing name is
-  // retried, never shared with another process.
-  std::random_device seed;
-  std::mt19937_64 random(seed());
+  // retried, never shared with another process. Seeded by getrandom(2): std::random_device
+  // probes the CPU with cpuid first, which a virtual machine traps (tens of microseconds).
+  std::uint64_t seed = 0;
+  const std::string bytes = RandomBytes(sizeof(seed));
+  std::memcpy(&seed, bytes.data(), sizeof(seed));
+  std::mt19937_64 random(seed);
   std::uniform_int_distribution<std::size_t> pick(0, kAlphabet.size() - 1);
   for (int attempt = 0; attempt < 100; ++attempt) {
     std::string name = prefix;
@@ -70,9 +78,17 @@ bool LogDir::HoldsFiles() const {
 void LogDir::CleanUpAtExit() const {
   std::error_code ec;
   if (!error_dir_.empty()) fs::remove_all(error_dir_, ec);
-  if (!enabled() || temp_base_.empty() || HoldsFiles()) return;
-  fs::remove_all(run_dir_, ec);
-  fs::remove(temp_base_, ec);  // only if empty: fs::remove does not recurse
+  if (!enabled() || temp_base_.empty()) return;
+  // One walk (it is on the way out of every job): the directories, parents first, unless a
+  // file turns up; then rmdir each, children first (the walk's order reversed).
+  std::vector<fs::path> dirs{run_dir_};
+  for (fs::recursive_directory_iterator it(run_dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) return;
+    dirs.push_back(it->path());
+  }
+  if (ec) return;
+  for (auto dir = dirs.rbegin(); dir != dirs.rend(); ++dir) ::rmdir(dir->c_str());
+  ::rmdir(temp_base_.c_str());  // only if empty
 }
 
 fs::path LogDir::TempRoot() {

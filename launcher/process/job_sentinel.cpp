@@ -179,10 +179,15 @@ void JobSentinel::DropCgroup() {
   cgroup_path_.clear();
 }
 
-JobSentinel::~JobSentinel() {
+void JobSentinel::Quit() {
+  if (!socket_fd_) return;
   Send(posix::kSentinelQuit, 0);
-  // Closed before waiting: should the Quit not have fit, EOF still ends the sentinel's loop.
+  // Closed at once: should the Quit not have fit, EOF still ends the sentinel's loop.
   socket_fd_.reset();
+}
+
+JobSentinel::~JobSentinel() {
+  Quit();
   if (!posix::WaitChildExit(pid_, pidfd_.get(), 3000)) {
     posix::SignalChild(pid_, pidfd_.get(), SIGKILL);
     posix::WaitChildExit(pid_, pidfd_.get(), 1000);

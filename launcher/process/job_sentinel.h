@@ -47,10 +47,16 @@ class JobSentinel {
   // other threads exist. Throws std::system_error if the socket pair or the fork fails.
   static std::unique_ptr<JobSentinel> Start(JobSentinelOptions options = {});
 
-  // Clean shutdown: the sentinel exits without killing anything; the job cgroup is removed
-  // (it is empty after the agent's final StopAll). Reaps the sentinel, waiting up to 3 s, then
+  // Clean shutdown: Quit() if not done yet, then reaps the sentinel, waiting up to 3 s, then
   // SIGKILLs it and waits up to 1 s more.
   ~JobSentinel();
+
+  // The job is over (its workers are gone, or abandoned in uninterruptible sleep): the sentinel
+  // SIGKILLs what is still watched (normally nothing: stopped workers are forgotten) and what is
+  // left in the job cgroup, removes the cgroup and exits, without the message of an agent's
+  // death. Never blocks, so the sentinel's exit overlaps the agent's own last steps; the
+  // destructor then only reaps it. Watch and Forget return false afterwards. Idempotent.
+  void Quit();
   JobSentinel(const JobSentinel&) = delete;
   JobSentinel& operator=(const JobSentinel&) = delete;
 

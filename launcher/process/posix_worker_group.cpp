@@ -1,7 +1,6 @@
 #include "launcher/process/posix_worker_group.h"
 
 #include <signal.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -223,9 +222,7 @@ class PosixWorkerGroup final : public WorkerGroup {
         workers_.erase(it);  // finally died; its pid may now be reused by a new worker
       } else if (it != workers_.end() && !it->second.reported) {
         Report(reaped->pid, reaped->exit);
-      } else if (it == workers_.end()) {
-        SPDLOG_DEBUG("reaped adopted descendant pid {} ({})", reaped->pid, reaped->exit.describe());
-      }
+      }  // else an orphan adopted as subreaper (or the sentinel): reaped silently
     }
   }
 
@@ -287,12 +284,9 @@ class PosixWorkerGroup final : public WorkerGroup {
       worker.abandoned = true;
       worker.pidfd.reset();
       --running_;
+      // The agent says so, with the process's state and wait channel (DescribeUnkillable).
       result.unreaped.push_back(WorkerExitEvent{worker.id, pid, WorkerExit::Signaled(SIGKILL),
                                                 std::chrono::system_clock::now()});
-      spdlog::warn(
-          "worker local rank {} (pid {}) did not die after SIGKILL within {} ms "
-          "(uninterruptible sleep?); abandoning it",
-          worker.id, pid, options_.kill_wait.count());
     }
     // Everything was SIGKILLed: the sentinel must not keep ids that may soon be reused.
     for (auto& [pid, worker] : workers_) {

@@ -69,9 +69,12 @@ class PackageContentsTest(unittest.TestCase):
     def test_control_file(self):
         self.assertEqual(field("Package"), "cpplaunch")
         depends = {d.strip().split(" ")[0] for d in field("Depends").split(",")}
-        # From dpkg-shlibdeps: spdlog and fmt, which the programs need at run time.
-        for prefix in ("libc6", "libstdc++6", "libgcc-s1", "libspdlog", "libfmt"):
+        # From dpkg-shlibdeps: OpenSSL (etcd over https) and the C and C++ runtimes.
+        for prefix in ("libc6", "libstdc++6", "libgcc-s1", "libssl3"):
             self.assertTrue(any(d.startswith(prefix) for d in depends), (prefix, depends))
+        # No longer linked (each shared library costs every launch its loading).
+        for gone in ("libspdlog", "libfmt"):
+            self.assertFalse(any(d.startswith(gone) for d in depends), (gone, depends))
         with open(os.path.join(SOURCE, "CMakeLists.txt")) as f:
             version = re.search(r"project\(cpplaunch .*VERSION (\S+)\)", f.read()).group(1)
         self.assertEqual(field("Version"), version)

@@ -44,6 +44,8 @@ struct Run {
   std::vector<std::vector<ProcessSpec>> started;
   std::vector<FakeWorkerGroup::Stop> stops;
   std::vector<int> signals;  // what the agent sent the workers without stopping them
+  int job_over_calls = 0;    // AgentParts::job_over
+  int starts_at_job_over = -1;
 };
 
 using Script = std::function<void(boost::asio::io_context&, FakeWorkerGroup&,
@@ -66,6 +68,10 @@ inline Run RunAgent(LaunchOptions options, Script script, EnvMap env = {}) {
     };
     group = fake.get();
     return fake;
+  };
+  parts.job_over = [&run, &group] {
+    ++run.job_over_calls;
+    run.starts_at_job_over = group != nullptr ? group->starts : 0;
   };
   Agent agent(std::move(options), std::move(env), std::move(parts));
   run.code = agent.Run();

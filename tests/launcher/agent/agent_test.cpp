@@ -62,6 +62,9 @@ TEST_CASE("Agent: a failure with a restart left restarts, then fails with the su
   // The summary comes once, after the last attempt.
   CHECK(run.err.find("restarting it") < run.err.find("ChildFailedError"));
   CHECK(run.stops.at(0).signo == SIGTERM);
+  // The sentinel is let go once, at the end, not between attempts.
+  CHECK(run.job_over_calls == 1);
+  CHECK(run.starts_at_job_over == 2);
 }
 
 TEST_CASE("Agent: --exit-code=worker returns the root cause's own code; default 1", "[agent]") {

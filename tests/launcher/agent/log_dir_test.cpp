@@ -122,6 +122,7 @@ TEST_CASE("LogDir removes its empty temporary directory at the end, never a file
   CHECK(kept.HoldsFiles());
   kept.CleanUpAtExit();
   CHECK(fs::exists(kept.ErrorFile(0, 1)));
+  CHECK(fs::is_directory(kept.RankDir(0, 0)));  // a tree holding a file is kept whole
 
   const fs::path given = scratch.path() / "given";
   LogDir user = LogDir::Create(given.string(), "r");

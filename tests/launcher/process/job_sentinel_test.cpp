@@ -124,5 +124,50 @@ TEST_CASE("JobSentinel removes job cgroups of agents that are gone", "[launcher]
   CHECK(::stat(own.c_str(), &st) != 0);  // a clean shutdown removes the job's own cgroup
 }
 
+// The state letter of /proc/<pid>/stat ('Z' once a child has exited and awaits its reaping).
+char ProcessState(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
+}
+
+TEST_CASE("JobSentinel::Quit lets the sentinel go at once; the destructor only reaps it",
+          "[launcher][process][sentinel]") {
+  std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
+  const pid_t pid = sentinel->pid();
+  const std::string cgroup = sentinel->cgroup_path();
+  // A group still watched at the end (an abandoned worker) is SIGKILLed on the way out.
+  const pid_t watched = ::fork();
+  REQUIRE(watched >= 0);
+  if (watched == 0) {
+    ::setsid();
+    ::pause();
+    ::_exit(0);
+  }
+  REQUIRE(sentinel->Watch(watched));
+  sentinel->Quit();
+  sentinel->Quit();  // idempotent
+  CHECK_FALSE(sentinel->Watch(::getpid()));
+  bool exited = false;
+  for (int i = 0; i < 200 && !exited; ++i) {
+    exited = ProcessState(pid) == 'Z';
+    if (!exited) std::this_thread::sleep_for(5ms);
+  }
+  CHECK(exited);  // while its JobSentinel still exists
+  if (!cgroup.empty()) {
+    struct stat st {};
+    CHECK(::stat(cgroup.c_str(), &st) != 0);  // removed by the sentinel on its way out
+  }
+  auto start = std::chrono::steady_clock::now();
+  sentinel.reset();
+  CHECK(std::chrono::steady_clock::now() - start < 500ms);
+  CHECK(::kill(pid, 0) != 0);  // reaped
+  int status = 0;
+  REQUIRE(::waitpid(watched, &status, 0) == watched);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+}
+
 }  // namespace
 }  // namespace cpplaunch
