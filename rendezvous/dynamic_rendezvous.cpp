@@ -68,6 +68,9 @@ std::string DynamicRendezvous::AliveKey(const std::string& node_id) const {
 std::string DynamicRendezvous::AssignKey(int64_t round, const std::string& node_id) const {
   return rendezvous_keys::Round(settings_.run_id, round) + "assign/" + node_id;
 }
+std::string DynamicRendezvous::SummaryKey() const {
+  return rendezvous_keys::Base(settings_.run_id) + "dynamic/summary";
+}
 std::string DynamicRendezvous::QueueKey() const {
   return rendezvous_keys::Base(settings_.run_id) + "dynamic/queue";
 }
@@ -190,19 +193,48 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
   }
   const std::optional<JoinAnswer> answer = text ? ParseJoinAnswer(*text) : std::nullopt;
   if (!answer || !answer->admitted) co_return std::nullopt;
-  // A participant: the round's completion is the next epoch. At the last-call deadline, or when
-  // a progress line is due, the DecideJoin loop takes over (it completes the round or prints).
-  auto until = std::min(deadline, next_progress_);
-  if (answer->last_call_deadline_ms != 0) {
-    until = std::min(
-        until, Clock::now() + std::chrono::milliseconds(answer->last_call_deadline_ms - WallMs()));
+  // A participant: the round's completion is the next epoch. Other epochs (the last call armed
+  // or disarmed) and progress lines are read from the summary, not the whole state; when the last
+  // call expires, the admitting host completes the round for everybody (one write, not one per
+  // participant). Anything else hands over to the DecideJoin loop.
+  int64_t epoch = answer->epoch;
+  int64_t last_call_ms = answer->last_call_deadline_ms;
+  for (;;) {
+    auto until = std::min(deadline, next_progress_);
+    if (last_call_ms != 0) {
+      until =
+          std::min(until, Clock::now() + std::chrono::milliseconds(last_call_ms - WallMs() + 1));
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    std::vector<std::string> keys{EpochKey(epoch + 1)};
+    const bool changed =
+        co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
+    std::optional<RoundAssignment> assignment = co_await ReadAssignment(answer->round);
+    if (assignment) co_return co_await Finish(*assignment, deadline);
+    if (Clock::now() >= deadline) co_return std::nullopt;  // the loop leaves and says why
+    std::string error;
+    const std::optional<Bytes> text = co_await ReadIfPresent(client_, SummaryKey());
+    const auto summary = text ? DecodeSummary(*text, &error) : std::nullopt;
+    // Written before the epoch key, so at least as new as the epoch that woke this host, unless
+    // two writers crossed.
+    if (!summary || summary->state.round != answer->round || summary->state.closed ||
+        (changed && summary->state.epoch <= epoch)) {
+      co_return std::nullopt;
+    }
+    // Completed since the assignment was looked for: its epoch key is set, the next wait returns
+    // at once and finds the assignment (or, if its writer died before publishing, hands over).
+    if (summary->state.complete) {
+      if (changed) co_return std::nullopt;
+      continue;
+    }
+    epoch = std::max(epoch, summary->state.epoch);
+    last_call_ms = summary->state.last_call_deadline_ms;
+    if (Clock::now() >= next_progress_) {
+      ReportProgress(summary->state, deadline, summary->joined);
+      next_progress_ = Clock::now() + settings_.progress_interval;
+    }
+    if (last_call_ms != 0 && WallMs() >= last_call_ms) co_await Admit();
   }
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
-  std::vector<std::string> keys{EpochKey(answer->epoch + 1)};
-  co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
-  std::optional<RoundAssignment> assignment = co_await ReadAssignment(answer->round);
-  if (!assignment) co_return std::nullopt;
-  co_return co_await Finish(*assignment, deadline);
 }
 
 Rendezvous::Task<void> DynamicRendezvous::Admit() {
@@ -232,7 +264,19 @@ Rendezvous::Task<void> DynamicRendezvous::AdmitQueued() {
       throw RendezvousError("the store at " + client_.peer() + " holds an unreadable join queue " +
                             "for job '" + settings_.run_id + "': " + error);
     }
-    if (joins->empty()) co_return;
+    if (joins->empty()) {
+      // Nothing queued; the participants' last call may have expired: complete the round once
+      // for all of them.
+      if (!snapshot.state) co_return;
+      const auto completed = CompletedAtLastCall(*snapshot.state, WallMs());
+      if (!completed) co_return;
+      if (co_await DropDeadParticipants(&snapshot, *completed)) continue;
+      const int64_t epoch_before = snapshot.state->epoch;
+      if (!co_await CompareAndSwap(&snapshot, *completed)) continue;
+      co_await PublishAssignments(*completed);
+      co_await WakeWaiters(epoch_before, *completed);
+      co_return;
+    }
     std::vector<JoinRequest> requests;
     for (const QueuedJoin& join : *joins) requests.push_back(join.request);
     const Admission admission = AdmitJoins(snapshot.state, requests, WallMs());
@@ -251,6 +295,8 @@ Rendezvous::Task<void> DynamicRendezvous::AdmitQueued() {
     }
     co_await client_.MultiSet(std::move(keys), std::move(values));
     co_await client_.Set(AdmittedCountKey(), std::to_string(next.admitted));
+    // Every batch: the participants' progress lines count the hosts from it.
+    if (next.epoch == epoch_before) co_await client_.Set(SummaryKey(), EncodeSummary(next));
     co_await WakeWaiters(epoch_before, next);
   }
 }
@@ -471,7 +517,10 @@ Rendezvous::Task<bool> DynamicRendezvous::CompareAndSwap(Snapshot* snapshot,
 Rendezvous::Task<void> DynamicRendezvous::WakeWaiters(int64_t epoch_before,
                                                       const RendezvousState& next) {
   co_await client_.Set(VersionKey(next.version), "");
-  if (next.epoch != epoch_before) co_await client_.Set(EpochKey(epoch_before + 1), "");
+  if (next.epoch == epoch_before) co_return;
+  // The summary first: a participant woken by the epoch reads it, not the whole state.
+  co_await client_.Set(SummaryKey(), EncodeSummary(next));
+  co_await client_.Set(EpochKey(epoch_before + 1), "");
 }
 
 Rendezvous::Task<void> DynamicRendezvous::WaitForChange(const Snapshot& snapshot,
@@ -611,12 +660,16 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RoundAssignme
   co_return result;
 }
 
-void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline) {
+void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline,
+                                       int joined) {
   if (!settings_.progress) return;
   const std::string where = "the store " + client_.peer();
-  WaitingView view{settings_.run_id, settings_.self.node_id, where,
+  WaitingView view{settings_.run_id,
+                   settings_.self.node_id,
+                   where,
                    std::chrono::milliseconds(state.last_call_deadline_ms - WallMs()),
-                   deadline - Clock::now()};
+                   deadline - Clock::now(),
+                   joined};
   settings_.progress(WaitingLine(state, view));
 }
 

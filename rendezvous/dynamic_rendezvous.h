@@ -100,7 +100,9 @@ class DynamicRendezvous : public Rendezvous {
   Task<RendezvousResult> Finish(const RoundAssignment& assignment,
                                 AsyncStoreClient::Clock::time_point deadline);
   static constexpr std::chrono::milliseconds kAssignmentWait{3000};
-  void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline);
+  // `joined`: the participants in all when `state` is a summary (StateSummary); -1: its list's.
+  void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline,
+                      int joined = -1);
   std::string StateKey() const;
   std::string VersionKey(int64_t version) const;
   std::string EpochKey(int64_t epoch) const;
@@ -111,6 +113,7 @@ class DynamicRendezvous : public Rendezvous {
   std::string AliveKey(const std::string& node_id) const;  // owned by the node's connection
   std::string AssignKey(int64_t round, const std::string& node_id) const;
   std::string QueueKey() const;
+  std::string SummaryKey() const;        // the state without its lists, as of the latest epoch
   std::string QueuedCountKey() const;    // lines appended to the queue
   std::string AdmittedCountKey() const;  // lines applied (as last written)
   std::string AdmitterKey() const;       // owned by the admitting host's connection

@@ -129,16 +129,13 @@ JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& m
     next.restart_count = me.restart_count;
     return Write(std::move(next));
   }
-  const bool armed = state.last_call_deadline_ms != 0;
-  if (armed && static_cast<int>(state.participants.size()) >= state.min_nodes &&
-      now_ms >= state.last_call_deadline_ms) {
-    RendezvousState next = state;
-    next.complete = true;
-    next.last_call_deadline_ms = 0;
-    ++next.epoch;
-    return Write(std::move(next));
+  if (auto next = CompletedAtLastCall(state, now_ms)) {
+    JoinDecision decision;
+    decision.action = JoinAction::kWrite;
+    decision.next = std::move(*next);
+    return decision;
   }
-  return Wait(state, armed ? state.last_call_deadline_ms : 0);
+  return Wait(state, state.last_call_deadline_ms);
 }
 
 JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me) {
@@ -264,6 +261,42 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
   if (state.round < me.min_round) return AddParticipant(NewRound(state, me), me, now_ms);
   if (!state.complete) return DecideIncomplete(state, me, now_ms);
   return DecideComplete(state, me);
+}
+
+std::string EncodeSummary(const RendezvousState& state) {
+  RendezvousState cut = state;
+  cut.participants.resize(std::min(cut.participants.size(), StateSummary::kSummaryIds));
+  cut.wait_list.resize(std::min(cut.wait_list.size(), StateSummary::kSummaryIds));
+  TextRecordBuilder joined;
+  joined.AddInt("joined", static_cast<int64_t>(state.participants.size()));
+  return cut.Encode() + joined.text();
+}
+
+std::optional<StateSummary> DecodeSummary(std::string_view text, std::string* error) {
+  StateSummary summary;
+  auto state = RendezvousState::Decode(text, error);
+  auto fields = TextRecord::Parse(text, "rendezvous summary", error);
+  if (!state || !fields ||
+      !fields->GetIntIn("joined", static_cast<int64_t>(state->participants.size()),
+                        state->max_nodes, &summary.joined, error)) {
+    return std::nullopt;
+  }
+  summary.state = std::move(*state);
+  return summary;
+}
+
+std::optional<RendezvousState> CompletedAtLastCall(const RendezvousState& state, int64_t now_ms) {
+  if (state.complete || state.closed || state.last_call_deadline_ms == 0 ||
+      static_cast<int>(state.participants.size()) < state.min_nodes ||
+      now_ms < state.last_call_deadline_ms) {
+    return std::nullopt;
+  }
+  RendezvousState next = state;
+  next.complete = true;
+  next.last_call_deadline_ms = 0;
+  ++next.epoch;
+  ++next.version;
+  return next;
 }
 
 Admission AdmitJoins(const std::optional<RendezvousState>& current,

@@ -108,6 +108,23 @@ struct Admission {
 Admission AdmitJoins(const std::optional<RendezvousState>& current,
                      const std::vector<JoinRequest>& requests, int64_t now_ms);
 
+// What a waiting participant reads after an epoch change, or for a progress line, instead of the
+// whole state: the state with at most kSummaryIds participants and waiters (as progress lines
+// show them) and the number of participants.
+struct StateSummary {
+  static constexpr size_t kSummaryIds = 8;
+  RendezvousState state;  // its lists cut to kSummaryIds ids
+  int joined = 0;         // participants in all
+};
+std::string EncodeSummary(const RendezvousState& state);
+std::optional<StateSummary> DecodeSummary(std::string_view text, std::string* error);
+
+// The state with the open round completed because its last call expired (armed, at least MIN
+// participants, now_ms past the deadline); nullopt when that is not the case. Version and epoch
+// are bumped. What DecideJoin does for a waiting participant, for the admitting host to do once
+// for all of them.
+std::optional<RendezvousState> CompletedAtLastCall(const RendezvousState& state, int64_t now_ms);
+
 // The state with `node_id` removed from the participants and the wait list of an incomplete
 // round (a node giving up after join_timeout, or a dead node found by its missing heartbeats).
 // Disarms the last-call deadline when fewer than MIN participants remain. Version is bumped.

@@ -8,18 +8,18 @@
 namespace cpplaunch {
 namespace {
 
-std::string ListNodes(const std::vector<std::string>& ids) {
+std::string ListNodes(const std::vector<std::string>& ids, size_t total) {
   std::string text;
   const size_t shown = std::min<size_t>(ids.size(), 8);
   for (size_t i = 0; i < shown; ++i) text += (i ? ", " : "") + ids[i];
-  if (ids.size() > shown) text += ", ... (" + std::to_string(ids.size() - shown) + " more)";
+  if (total > shown) text += ", ... (" + std::to_string(total - shown) + " more)";
   return text;
 }
 
 }  // namespace
 
 std::string WaitingLine(const RendezvousState& state, const WaitingView& view) {
-  const int joined = static_cast<int>(state.participants.size());
+  const int joined = view.joined >= 0 ? view.joined : static_cast<int>(state.participants.size());
   std::string line = "waiting for hosts of job '" + std::string(view.run_id) + "' (round " +
                      std::to_string(state.round) +
                      ", --nnodes=" + NnodesText(state.min_nodes, state.max_nodes) + ") at " +
@@ -29,7 +29,8 @@ std::string WaitingLine(const RendezvousState& state, const WaitingView& view) {
     line += state.IsWaiting(view.self_id) ? "this host joins at its next restart; "
                                           : "it is full, this host waits for a free place; ";
   } else {
-    line += std::to_string(joined) + " joined [" + ListNodes(state.participants) + "]; ";
+    line += std::to_string(joined) + " joined [" +
+            ListNodes(state.participants, static_cast<size_t>(joined)) + "]; ";
     if (joined < state.min_nodes) {
       line += "need " + std::to_string(state.min_nodes - joined) + " more to start; ";
     } else if (state.last_call_deadline_ms != 0) {

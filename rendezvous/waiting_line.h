@@ -16,6 +16,7 @@ struct WaitingView {
   std::string_view where;    // "the store 10.0.0.1:29400", "etcd at h1:2379,h2:2379"
   std::chrono::milliseconds last_call_left{0};  // until state.last_call_deadline_ms
   std::chrono::steady_clock::duration join_left{};
+  int joined = -1;  // participants in all when state's list is cut (StateSummary); -1: the list's
 };
 
 // "waiting for hosts of job 'j' (round 0, --nnodes=2:3) at <where>: 1 joined [a]; need 1 more

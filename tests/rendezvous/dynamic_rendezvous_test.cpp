@@ -337,5 +337,50 @@ TEST_CASE(
   CHECK(decoded->version < kHosts / 4);  // batches, not one write per host
 }
 
+TEST_CASE(
+    "Dynamic rendezvous: an elastic round of many hosts completes at its last call in one "
+    "write, and nobody reads the whole state",
+    "[rendezvous][dynamic]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  constexpr int kHosts = 48;
+  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
+  Results results;
+  // MIN is reached by the first batches, MAX never: the last call (300 ms) completes the round.
+  for (int id = 0; id < kHosts; ++id) {
+    auto settings = Settings(server.port(), id, 2, 2 * kHosts);
+    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
+    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+  }
+  const auto started = Clock::now();
+  RunUntil(
+      io, [&] { return AllDone(results); }, 5000ms);
+  CHECK(Clock::now() - started < 2000ms);
+  for (const auto& outcome : results) {
+    INFO(outcome->message());
+    CHECK(outcome->get().group_world_size() == kHosts);
+  }
+  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto state = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
+    co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
+    co_return co_await probe.Get(rendezvous_keys::Base("elastic") + "dynamic/state");
+  });
+  RunUntil(
+      io, [&] { return state->done; }, 2000ms);
+  std::string error;
+  auto decoded = RendezvousState::Decode(state->get(), &error);
+  REQUIRE(decoded);
+  CHECK(decoded->complete);
+  // A few batches, then one completing write: the participants did not each take a turn.
+  CHECK(decoded->version < kHosts / 4);
+  // The turn queue was never used.
+  auto tickets = SpawnBody(io, [&]() -> asio::awaitable<int64_t> {
+    co_return co_await probe.Add(rendezvous_keys::Base("elastic") + "dynamic/ticket", 0);
+  });
+  RunUntil(
+      io, [&] { return tickets->done; }, 2000ms);
+  CHECK(tickets->get() == 0);
+}
+
 }  // namespace
 }  // namespace cpplaunch

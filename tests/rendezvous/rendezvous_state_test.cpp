@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "rendezvous/waiting_line.h"
+
 namespace cpplaunch {
 namespace {
 
@@ -302,6 +304,59 @@ TEST_CASE("A state without an epoch (an older agent's) decodes with epoch 0",
   std::string negative = state.Encode();
   negative.replace(negative.find("epoch=5"), 7, "epoch=-1");
   CHECK_FALSE(RendezvousState::Decode(negative, &error));
+}
+
+TEST_CASE("A summary keeps eight ids and the count, and reads back as a state",
+          "[rendezvous][state]") {
+  RendezvousState state;
+  state.version = 4;
+  state.epoch = 2;
+  state.min_nodes = 2;
+  state.max_nodes = 100;
+  state.last_call_deadline_ms = 1234;
+  for (int i = 10; i < 30; ++i) state.participants.push_back("n" + std::to_string(i));
+  std::string error;
+  auto summary = DecodeSummary(EncodeSummary(state), &error);
+  INFO(error);
+  REQUIRE(summary);
+  CHECK(summary->joined == 20);
+  CHECK(summary->state.participants.size() == 8);
+  CHECK(summary->state.participants.front() == "n10");
+  CHECK(summary->state.epoch == 2);
+  CHECK(summary->state.last_call_deadline_ms == 1234);
+  // A plain state is not a summary: the count is missing.
+  CHECK_FALSE(DecodeSummary(state.Encode(), &error));
+  CHECK_THAT(error, Catch::Contains("joined"));
+  // The progress line counts every participant, not the eight it names.
+  WaitingView view{"job",
+                   "n99",
+                   "the store 127.0.0.1:1",
+                   std::chrono::milliseconds(5000),
+                   std::chrono::seconds(60),
+                   summary->joined};
+  const std::string line = WaitingLine(summary->state, view);
+  CHECK_THAT(line, Catch::Contains("20 joined [n10, n11"));
+  CHECK_THAT(line, Catch::Contains("... (12 more)"));
+}
+
+TEST_CASE("The last call completes the round once it expired with MIN participants",
+          "[rendezvous][state]") {
+  RendezvousState state;
+  state.version = 3;
+  state.epoch = 1;
+  state.min_nodes = 2;
+  state.max_nodes = 4;
+  state.participants = {"a", "b"};
+  state.last_call_deadline_ms = 1000;
+  CHECK_FALSE(CompletedAtLastCall(state, 999));
+  auto done = CompletedAtLastCall(state, 1000);
+  REQUIRE(done);
+  CHECK(done->complete);
+  CHECK(done->last_call_deadline_ms == 0);
+  CHECK(done->version == 4);
+  CHECK(done->epoch == 2);
+  state.participants = {"a"};  // one left since: below MIN
+  CHECK_FALSE(CompletedAtLastCall(state, 2000));
 }
 
 }  // namespace
