@@ -64,7 +64,7 @@ def machine_description(fd_note, fd_capped):
     mem_kb = int(re.search(r"MemTotal:\s+(\d+)", Path("/proc/meminfo").read_text()).group(1))
     os_name = re.search(r'PRETTY_NAME="(.+)"', Path("/etc/os-release").read_text()).group(1)
     pkgs = command_output(["dpkg-query", "-W", "-f", "${Package} ${Version}\\n", "python3-torch",
-                           "libtorch-dev", "libboost-dev", "libspdlog-dev", "g++", "cmake",
+                           "libtorch-dev", "libboost-dev", "g++", "cmake",
                            "gnuplot-nox", "python3"])
     commit = command_output(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
     dirty = command_output(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"])
