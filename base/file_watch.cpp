@@ -2,6 +2,7 @@
 
 #include <sys/inotify.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "base/fd_io.h"
@@ -10,14 +11,23 @@ namespace cpplaunch {
 
 UniqueFd OpenFileWatcher() {
   UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  if (!fd) ThrowLastError("inotify_init1");
-  return fd;
+  if (fd) return fd;
+  const int err = LastError();
+  // EMFILE here is a per-user limit, not the fd table: say which one.
+  throw SystemError(err, err == EMFILE ? "inotify_init1 (the per-user limit of inotify instances, "
+                                         "sysctl fs.inotify.max_user_instances, is reached)"
+                                       : "inotify_init1");
 }
 
 int WatchForWrites(int watcher, const std::filesystem::path& path) {
   const int id = ::inotify_add_watch(watcher, path.c_str(), IN_MODIFY);
-  if (id < 0) ThrowLastError("inotify_add_watch " + path.string());
-  return id;
+  if (id >= 0) return id;
+  const int err = LastError();
+  // ENOSPC here is the per-user watch limit, not a full disk: say so.
+  throw SystemError(err, "inotify_add_watch " + path.string() +
+                             (err == ENOSPC ? " (the per-user limit of inotify watches, sysctl "
+                                              "fs.inotify.max_user_watches, is reached)"
+                                            : ""));
 }
 
 void Unwatch(int watcher, int watch_id) noexcept { (void)::inotify_rm_watch(watcher, watch_id); }

@@ -11,11 +11,13 @@
 
 namespace cpplaunch {
 
-// A non-blocking, close-on-exec inotify descriptor. Throws std::system_error.
+// A non-blocking, close-on-exec inotify descriptor. Throws std::system_error (its text names
+// the sysctl when the per-user instance limit is the cause).
 UniqueFd OpenFileWatcher();
 
 // Watches `path` for writes (IN_MODIFY); returns the watch id that ParseWatchEvents reports.
-// Throws std::system_error (e.g. the file does not exist, or the watch limit is reached).
+// Throws std::system_error (e.g. the file does not exist; or the per-user watch limit is
+// reached, which the text names, since its errno reads "No space left on device").
 int WatchForWrites(int watcher, const std::filesystem::path& path);
 
 // Ends one watch (the kernel then queues no more events for it); failures are ignored.
