@@ -5,6 +5,8 @@
 //   rendezvous_sim --port P --agents K --total N --run-id ID [--first-index I] [--processes Q]
 //                  [--channel 0|1] [--hold-s S] [--fail 0|1|2] [--store-pid PID]
 //                  [--timeout-s T] [--keep-alive-ms MS]
+//   rendezvous_sim --backend etcd --endpoints H:P[,H:P...] --agents K --total N --run-id ID
+//                  [--first-index I] [--store-pid ETCD_PID] [--timeout-s T]
 //
 // This process simulates agents I .. I+K-1 of an N-agent job (--nnodes=N); Q processes share the
 // job. Every agent calls Next() at once; each reaches the store (listening on every address) at
@@ -17,6 +19,9 @@
 // --fail 1 (the process holding agent 0): agent 0 ends the round with a worker-failure notice
 // and every agent's end handler is timed; --fail 2: another process's agent ends it, this
 // process's handlers are timed.
+// With --backend etcd, every agent runs the etcd backend's real EtcdRendezvous with its own
+// EtcdLink (bench/etcd_sim_agent.h) against the etcd cluster at --endpoints; the rendezvous only
+// (no --channel), and the store_cpu_* fields are the CPU of --store-pid, the etcd member.
 // Output: one JSON object on stdout; times are CLOCK_MONOTONIC nanoseconds, comparable between
 // the processes of one run. Exit status 1 when any agent failed or timed out, 2 on bad usage.
 #include <sys/resource.h>
@@ -40,6 +45,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "bench/etcd_sim_agent.h"
 #include "rendezvous/dynamic_rendezvous.h"
 #include "rendezvous/job_channel.h"
 #include "rendezvous/store/async_store_client.h"
@@ -67,6 +73,8 @@ struct Options {
   int store_pid = 0;
   double timeout_s = 120;
   int keep_alive_ms = 5000;
+  std::string backend = "c10d";  // or "etcd"
+  std::string endpoints;         // etcd's, "h:p,h:p"
 };
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -103,10 +111,20 @@ Options Parse(int argc, char** argv) {
       o.timeout_s = std::atof(v);
     else if (a == "--keep-alive-ms")
       o.keep_alive_ms = std::atoi(v);
+    else if (a == "--backend")
+      o.backend = v;
+    else if (a == "--endpoints")
+      o.endpoints = v;
     else
       Usage("unknown option " + a);
   }
   if (argc % 2 == 0) Usage("every option takes a value");
+  if (o.backend != "c10d" && o.backend != "etcd") Usage("--backend takes c10d or etcd");
+  if (o.backend == "etcd") {
+    if (o.endpoints.empty()) Usage("--backend etcd needs --endpoints H:P[,H:P...]");
+    if (o.channel) Usage("--backend etcd simulates the rendezvous only (no --channel)");
+    o.port = 1;  // unused: the agents reach etcd
+  }
   if (o.port <= 0 || o.agents <= 0 || o.total < o.agents || o.run_id.empty() || o.processes <= 0 ||
       o.keep_alive_ms <= 0) {
     Usage("--port, --agents, --total (>= --agents), --run-id are required");
@@ -134,6 +152,7 @@ double CpuSeconds(int pid) {
 struct Agent {
   int index = 0;
   std::unique_ptr<DynamicRendezvous> rendezvous;
+  std::unique_ptr<EtcdSimAgent> etcd;  // --backend etcd: instead of `rendezvous`
   std::unique_ptr<JobChannel> channel;
   RendezvousResult round;
   int64_t joined_ns = 0;   // Next() started
@@ -177,14 +196,27 @@ JobChannel::Settings ChannelSettings(const Options& o, int index) {
   return s;
 }
 
+EtcdSettings EtcdSettingsFor(const Options& o) {
+  std::string error;
+  auto settings = EtcdSimSettings(
+      o.endpoints, std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000)), &error);
+  if (!settings) Usage(error);
+  return *settings;
+}
+
 class Simulation {
  public:
   explicit Simulation(const Options& o) : o_(o), timer_(io_) {
     for (int i = 0; i < o.agents; ++i) {
       auto a = std::make_unique<Agent>();
       a->index = o.first_index + i;
-      a->rendezvous =
-          std::make_unique<DynamicRendezvous>(io_.get_executor(), SettingsFor(o, a->index));
+      if (o.backend == "etcd") {
+        a->etcd = std::make_unique<EtcdSimAgent>(io_.get_executor(), SettingsFor(o, a->index),
+                                                 EtcdSettingsFor(o));
+      } else {
+        a->rendezvous =
+            std::make_unique<DynamicRendezvous>(io_.get_executor(), SettingsFor(o, a->index));
+      }
       agents_.push_back(std::move(a));
     }
   }
@@ -224,7 +256,8 @@ class Simulation {
   Task Join(Agent& a) {
     a.joined_ns = NowNs();
     try {
-      a.round = co_await a.rendezvous->Next(std::nullopt);
+      Rendezvous& rendezvous = a.etcd ? a.etcd->rendezvous() : *a.rendezvous;
+      a.round = co_await rendezvous.Next(std::nullopt);
       a.holding_ns = NowNs();
     } catch (const std::exception& e) {
       a.error = e.what();
@@ -364,7 +397,8 @@ class Simulation {
 int main(int argc, char** argv) {
   const cpplaunch::Options o = cpplaunch::Parse(argc, argv);
   const long limit = static_cast<long>(cpplaunch::posix::RaiseFileLimit().after.soft);
-  const long needed = static_cast<long>(o.agents) * (o.channel ? 4 : 1) + 64;
+  // An etcd agent holds its lease's, its watch's and its requests' connections.
+  const long needed = static_cast<long>(o.agents) * (o.channel || o.backend == "etcd" ? 4 : 1) + 64;
   if (needed > limit) {
     std::fprintf(stderr,
                  "rendezvous_sim: %d agents need %ld file descriptors, over the limit %ld; "
