@@ -307,7 +307,8 @@ void WorkerOutput::WatchFiles() {
         if (ec && ec != boost::asio::error::would_block) return;
         for (const int id : ParseWatchEvents(watch_events_.get(), n)) {
           for (auto& stream : streams_) {
-            if (id == kWatchOverflow || stream->watch_id() == id) stream->Read();
+            const bool tailed = stream->watch_id() >= 0;  // never a second read of a pipe
+            if (tailed && (id == kWatchOverflow || stream->watch_id() == id)) stream->Read();
           }
         }
         WatchFiles();

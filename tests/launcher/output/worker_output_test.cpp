@@ -407,6 +407,40 @@ TEST_CASE("WorkerOutput tails a tee'd log file: lines reach the console while th
   ::kill(-pid, SIGKILL);
 }
 
+TEST_CASE("WorkerOutput reads every tailed file after the kernel's watch queue overflowed",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const ChildStdio a = output.Open(Streams(0, StreamRoute::kTee, StreamRoute::kTee, dir));
+  const ChildStdio b = output.Open(Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir));
+  // Rank 0 alternates stdout and stderr writes (events that cannot merge) more often than the
+  // kernel queues events (fs.inotify.max_queued_events, 16384 by default) while the loop does
+  // not run; rank 1's one line comes after, so its event is lost in the overflow.
+  const pid_t flood =
+      Spawn(Sh("i=0; while [ $i -lt 10000 ]; do echo o; echo e >&2; i=$((i+1)); done"), a);
+  const fs::path go = dir / "go";
+  const pid_t late = Spawn(
+      Sh("while [ ! -e '" + go.string() + "' ]; do sleep 0.01; done; echo after-the-overflow"), b);
+  output.Start();
+  WaitExit(flood);
+  std::ofstream(go).put('\n');
+  WaitExit(late);
+  // Not drained: the overflow alone must send the loop to every tailed file.
+  CHECK(RunUntil(
+      io,
+      [&] { return out_sink.text().find("[default1]:after-the-overflow\n") != std::string::npos; },
+      5s));
+  bool drained = false;
+  output.Drain(WorkerOutput::kDefaultDrainGrace, [&] { drained = true; });
+  REQUIRE(RunUntil(io, [&] { return drained; }));
+  RunUntil(
+      io, [&] { return err_sink.text().size() >= 10000 * 13; }, 2s);
+  CHECK(err_sink.text().size() == 10000 * 13);
+}
+
 TEST_CASE("WorkerOutput duplicates matching tee'd lines of every worker to one filtered file",
           "[launcher][output][process][filters]") {
   ScratchDir dir;
