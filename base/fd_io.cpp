@@ -86,6 +86,10 @@ IoResult RecvSome(int fd, char* buffer, std::size_t size) {
   return ReadOnce([&] { return ::recv(fd, buffer, size, 0); });
 }
 
+IoResult ReadAt(int fd, char* buffer, std::size_t size, std::uint64_t offset) {
+  return ReadOnce([&] { return ::pread(fd, buffer, size, static_cast<off_t>(offset)); });
+}
+
 bool WaitFd(int fd, short events, std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
   // A huge timeout (milliseconds::max()) means "no limit"; the deadline arithmetic would overflow.

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -43,6 +44,8 @@ int WriteAll(int fd, std::string_view bytes,
 // kEof: the peer closed (bytes == 0); kWouldBlock: nothing there yet; kError: errno.
 IoResult ReadSome(int fd, char* buffer, std::size_t size);
 IoResult RecvSome(int fd, char* buffer, std::size_t size);
+// One pread(2) at `offset` (the file position is untouched). kEof: nothing at or past `offset`.
+IoResult ReadAt(int fd, char* buffer, std::size_t size, std::uint64_t offset);
 
 // Waits until `fd` has one of `events` (POLLIN, POLLOUT), or an error or hang-up that the next
 // call will report, or `timeout` passes. True when ready; false on timeout.

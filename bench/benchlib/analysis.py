@@ -135,20 +135,19 @@ def explain_tee(raw, machine):
         return None
     size_gib = raw.get("output_bytes", 0) / 2**30
     extra = med(tee["cpu_s"]) - med(direct["cpu_s"])
-    return (f"With --tee 1 every byte goes worker → pipe → agent, and the agent writes it twice: raw to the log "
-            f"file and, as `[default0]:`-prefixed lines, to its stdout. The direct writer copies each byte once; "
-            f"the agent copies it three times (out of the pipe, into two files) on its one thread, which caps it "
-            f"near a third of the direct rate when copying is the limit. It spent {extra:.2f} s of CPU more than "
-            f"the direct write for {size_gib:g} GiB. (A profile taken while writing this benchmark put about two "
-            "thirds of the agent's time in the kernel's file and pipe copies, and about a tenth in newline search "
-            "and prefixing.) tee(2) and splice(2) do not remove a copy here: the agent must read every byte for "
-            "the prefixed console anyway, and splicing a pipe into a file still copies it into the page cache, on "
-            "the splicing thread. Tried on 256 MiB (tee the pipe into a second pipe, splice that into the log, "
-            "read the first): the agent's CPU time stayed the same (0.21 s either way) and the throughput halved, "
-            "since the worker's pipe is drained later. What would close it is overlap: the raw log copy on "
-            "another core (an io_uring splice run by the kernel's workers, or a helper process per stream), "
-            "which the one-thread agent does not have; a 20% margin over a single write also needs that spare "
-            "core.")
+    return (f"With --tee 1 the worker writes its log file itself (as with --redirects, and as under torchrun) and "
+            f"the agent follows it: an inotify watch wakes it when the file is written, it reads the new bytes "
+            f"and writes them as `[default0]:`-prefixed lines to its stdout. Per byte the worker copies once and "
+            f"the agent twice (out of the log's page cache, into the console file's), on its one thread, plus "
+            f"the newline search and the prefixes. It spent {extra:.2f} s of CPU more than the direct write for "
+            f"{size_gib:g} GiB. (A profile of 1 GiB to tmpfs put about 60% of the agent's time in the console "
+            "write, the same page-cache work as the worker's own write on 11% more bytes, about 25% in reading "
+            "the log back and about 10% in newline search and prefixing.) The agent thus needs more CPU per byte "
+            "than the worker and trails it when the two cores are shared. Tried and dropped: mapping the log "
+            "(mmap, 4 MiB windows) instead of reading it (slower in interleaved runs, and a worker that "
+            "truncates its stdout would crash the agent with SIGBUS), and stopping at a short read instead of "
+            "reading until a read returns nothing (more wake-ups, more CPU). What would close it: the console copy on another core, "
+            "which the one-thread agent does not have.")
 
 
 def explain_scale(raw, machine):

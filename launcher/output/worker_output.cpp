@@ -9,12 +9,14 @@
 #include <utility>
 
 #include "base/fd_io.h"
+#include "base/file_watch.h"
 
 namespace cpplaunch {
 namespace {
 
-UniqueFd OpenForWriting(const std::filesystem::path& path, bool truncate) {
-  const int flags = O_WRONLY | O_CLOEXEC | (truncate ? O_CREAT | O_TRUNC : 0);
+UniqueFd OpenForWriting(const std::filesystem::path& path, bool truncate, bool append = false) {
+  const int flags =
+      O_WRONLY | O_CLOEXEC | (truncate ? O_CREAT | O_TRUNC : 0) | (append ? O_APPEND : 0);
   UniqueFd fd(::open(path.c_str(), flags, 0666));
   if (!fd) ThrowLastError("open " + path.string());
   return fd;
@@ -37,52 +39,61 @@ Pipe MakePipe() {
 
 }  // namespace
 
-// One tee'd stream: pipe -> (raw) log file + (prefixed) console.
+// One tee'd stream, read from one of two sources, written as prefixed lines to the console:
+// - a pipe (console-only tee: no log file), read on the io_context until EOF;
+// - the log file the worker appends to itself (tee with a file): tailed from `offset_` to EOF
+//   whenever the owner's inotify watch says it was written, and to EOF once more at Drain().
+//   The raw bytes are written once, by the worker; the agent only reads them for the console.
 class WorkerOutput::Stream {
  public:
-  // The stream_descriptor adopts the pipe's read end; `file` (may be empty) is owned until
-  // Finish().
-  Stream(WorkerOutput& owner, UniqueFd pipe, UniqueFd file, std::filesystem::path path,
-         ConsoleWriter& console, std::string prefix, FilteredLog* filtered, int local_rank,
-         bool is_stderr)
-      : owner_(owner),
-        local_rank_(local_rank),
-        is_stderr_(is_stderr),
-        pipe_(owner.io_, pipe.release()),
-        file_(std::move(file)),
-        path_(std::move(path)),
-        console_(console),
-        prefixer_(std::move(prefix)),
-        filtered_(filtered),
-        buffer_(new char[kReadChunk]) {}
-
-  bool done() const { return done_; }
-
-  void Read() {
-    if (done_) return;
-    pipe_.async_read_some(boost::asio::buffer(buffer_.get(), kReadChunk),
-                          [this, alive = std::weak_ptr<int>(owner_.alive_)](
-                              boost::system::error_code ec, std::size_t n) {
-                            if (alive.expired() || done_) return;
-                            Consume(n);
-                            if (ec) {
-                              Finish();
-                            } else if (console_.congested()) {
-                              // Backpressure: the pipe fills and the worker blocks in write(),
-                              // as it would writing straight to a slow console.
-                              console_.WhenUncongested([this, alive] {
-                                if (!alive.expired()) Read();
-                              });
-                            } else {
-                              Read();
-                            }
-                          });
+  // Reads the pipe `pipe` (adopted by a stream_descriptor).
+  Stream(WorkerOutput& owner, UniqueFd pipe, ConsoleWriter& console, std::string prefix,
+         FilteredLog* filtered, int local_rank, bool is_stderr)
+      : Stream(owner, console, std::move(prefix), filtered, local_rank, is_stderr) {
+    pipe_.assign(pipe.release());
+  }
+  // Tails the log file open read-only as `file`, watched as `watch_id`.
+  Stream(WorkerOutput& owner, UniqueFd file, int watch_id, ConsoleWriter& console,
+         std::string prefix, FilteredLog* filtered, int local_rank, bool is_stderr)
+      : Stream(owner, console, std::move(prefix), filtered, local_rank, is_stderr) {
+    file_ = std::move(file);
+    watch_id_ = watch_id;
   }
 
-  // Gives up waiting for EOF: takes whatever the pipe holds right now, then finishes.
+  bool done() const { return done_; }
+  int watch_id() const { return watch_id_; }
+
+  // Starts reading: the pipe until EOF, or the file up to its current end.
+  void Read() {
+    if (file_) {
+      ReadFile();
+    } else {
+      ReadPipe();
+    }
+  }
+
+  // The worker group is gone: a tailed file is read to its end once more, then the stream
+  // finishes (a grandchild still writing is not waited for; its later lines stay in the file).
+  // A pipe keeps being read until EOF or Stop().
+  void Drain() {
+    if (!file_) return;
+    finish_at_end_ = true;
+    ReadFile();
+  }
+
+  // Gives up waiting: takes whatever the source holds right now (bounded), then finishes.
   void Stop() {
     if (done_) return;
     boost::system::error_code ec;
+    if (file_) {
+      for (std::size_t total = 0; total < kMaxBytesAtStop;) {
+        const std::size_t n = ReadFileOnce();
+        if (n == 0) break;
+        total += n;
+      }
+      Finish();
+      return;
+    }
     pipe_.cancel(ec);
     // Non-blocking: read what is buffered now, never wait for a writer that may never stop.
     pipe_.non_blocking(true, ec);
@@ -98,25 +109,70 @@ class WorkerOutput::Stream {
   // Bounds Stop(): a writer that keeps writing after the deadline cannot keep the agent here.
   static constexpr std::size_t kMaxBytesAtStop = std::size_t{16} << 20;
 
+  Stream(WorkerOutput& owner, ConsoleWriter& console, std::string prefix, FilteredLog* filtered,
+         int local_rank, bool is_stderr)
+      : owner_(owner),
+        local_rank_(local_rank),
+        is_stderr_(is_stderr),
+        pipe_(owner.io_),
+        console_(console),
+        prefixer_(std::move(prefix)),
+        filtered_(filtered),
+        buffer_(new char[kReadChunk]) {}
+
+  void ReadPipe() {
+    if (done_) return;
+    pipe_.async_read_some(boost::asio::buffer(buffer_.get(), kReadChunk),
+                          [this, alive = std::weak_ptr<int>(owner_.alive_)](
+                              boost::system::error_code ec, std::size_t n) {
+                            if (alive.expired() || done_) return;
+                            Consume(n);
+                            if (ec) {
+                              Finish();
+                            } else {
+                              AfterConsole([this] { ReadPipe(); });
+                            }
+                          });
+  }
+
+  // Backpressure: while the console is congested nothing more is read. A pipe then fills and
+  // the worker blocks in write(), as it would writing straight to a slow console; a tailed file
+  // just grows (the worker is never slowed by the console).
+  template <typename Next>
+  void AfterConsole(Next next) {
+    if (!console_.congested()) return next();
+    waiting_for_console_ = true;
+    console_.WhenUncongested([this, next, alive = std::weak_ptr<int>(owner_.alive_)] {
+      if (alive.expired() || done_) return;
+      waiting_for_console_ = false;
+      next();
+    });
+  }
+
+  // Reads the file from `offset_` to its end (or until the console is congested).
+  void ReadFile() {
+    if (done_ || waiting_for_console_) return;
+    while (ReadFileOnce() > 0) {
+      if (console_.congested()) return AfterConsole([this] { ReadFile(); });
+    }
+    if (finish_at_end_) Finish();
+  }
+
+  std::size_t ReadFileOnce() {
+    const IoResult result = ReadAt(file_.get(), buffer_.get(), kReadChunk, offset_);
+    if (!result.ok()) return 0;  // the end for now (an I/O error reads as the end, too)
+    offset_ += result.bytes;
+    Consume(result.bytes);
+    return result.bytes;
+  }
+
   void Consume(std::size_t n) {
     if (n == 0) return;
     owner_.bytes_read_ += n;
     const std::string_view bytes(buffer_.get(), n);
     if (owner_.observer_) owner_.observer_(local_rank_, is_stderr_, bytes);
-    WriteToFile(bytes);
     prefixer_.Feed(bytes, lines_);
     WriteLines();
-  }
-
-  // Appends raw bytes to the log file. A full disk must not stop the console copy: on an error
-  // the file is closed, the owner reports it (once: the file is gone), and the rest of the
-  // stream only goes to the console.
-  void WriteToFile(std::string_view bytes) {
-    if (!file_) return;
-    const IoResult result = WriteSome(file_.get(), bytes);
-    if (result.ok()) return;
-    file_.reset();
-    owner_.OnLogWriteError(path_, result.error);
   }
 
   void WriteLines() {
@@ -133,20 +189,23 @@ class WorkerOutput::Stream {
     pipe_.close(ignored);
     file_.reset();
     done_ = true;
-    owner_.OnStreamDone();
+    owner_.OnStreamDone(*this);
   }
 
   WorkerOutput& owner_;
   int local_rank_;
   bool is_stderr_;
-  boost::asio::posix::stream_descriptor pipe_;
-  UniqueFd file_;
-  std::filesystem::path path_;
+  boost::asio::posix::stream_descriptor pipe_;  // open for a pipe source
+  UniqueFd file_;                               // open for a file source
+  int watch_id_ = -1;
+  std::uint64_t offset_ = 0;
   ConsoleWriter& console_;
   LinePrefixer prefixer_;
   FilteredLog* filtered_;  // owned by WorkerOutput; null without duplicate filters
   std::unique_ptr<char[]> buffer_;
   std::string lines_;  // reused output buffer: no allocation per chunk in the steady state
+  bool waiting_for_console_ = false;
+  bool finish_at_end_ = false;
   bool done_ = false;
 };
 
@@ -160,7 +219,12 @@ StreamRoute ResolveStreamRoute(bool redirect, bool tee, bool shown, bool files_e
 }
 
 WorkerOutput::WorkerOutput(boost::asio::io_context& io, ConsoleWriter& out, ConsoleWriter& err)
-    : io_(io), out_(out), err_(err), drain_timer_(io) {}
+    : io_(io),
+      out_(out),
+      err_(err),
+      watcher_(io),
+      watch_events_(new char[kWatchEventBytes]),
+      drain_timer_(io) {}
 
 WorkerOutput::~WorkerOutput() {
   // Handlers still queued on the loop see the expired guard; the descriptors close with their
@@ -192,15 +256,25 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
       case StreamRoute::kFile:
         child_ends.push_back(OpenForWriting(log, true));
         break;
-      case StreamRoute::kTee: {
-        Pipe pipe = MakePipe();
-        UniqueFd file = log.empty() ? UniqueFd() : OpenForWriting(log, true);
-        new_streams.push_back(
-            std::make_unique<Stream>(*this, std::move(pipe.read_end), std::move(file), log, console,
-                                     streams.prefix, filtered, streams.local_rank, is_stderr));
-        child_ends.push_back(std::move(pipe.write_end));
+      case StreamRoute::kTee:
+        if (log.empty()) {
+          Pipe pipe = MakePipe();
+          new_streams.push_back(std::make_unique<Stream>(*this, std::move(pipe.read_end), console,
+                                                         streams.prefix, filtered,
+                                                         streams.local_rank, is_stderr));
+          child_ends.push_back(std::move(pipe.write_end));
+        } else {
+          // The worker appends to its log itself (as with redirects); the agent tails it.
+          child_ends.push_back(OpenForWriting(log, true, true));
+          UniqueFd file(::open(log.c_str(), O_RDONLY | O_CLOEXEC));
+          if (!file) ThrowLastError("open " + log.string());
+          if (!watcher_.is_open()) watcher_.assign(OpenFileWatcher().release());
+          const int watch_id = WatchForWrites(watcher_.native_handle(), log);
+          new_streams.push_back(std::make_unique<Stream>(*this, std::move(file), watch_id, console,
+                                                         streams.prefix, filtered,
+                                                         streams.local_rank, is_stderr));
+        }
         break;
-      }
     }
     return child_ends.back().get();
   };
@@ -221,6 +295,24 @@ void WorkerOutput::Start() {
   // "every process holding it is gone".
   child_fds_.clear();
   for (auto& stream : streams_) stream->Read();
+  WatchFiles();
+}
+
+void WorkerOutput::WatchFiles() {
+  if (!watcher_.is_open()) return;
+  watcher_.async_read_some(
+      boost::asio::buffer(watch_events_.get(), kWatchEventBytes),
+      [this, alive = std::weak_ptr<int>(alive_)](boost::system::error_code ec, std::size_t n) {
+        if (alive.expired() || ec == boost::asio::error::operation_aborted) return;
+        if (ec && ec != boost::asio::error::would_block) return;
+        for (const int id : ParseWatchEvents(watch_events_.get(), n)) {
+          for (auto& stream : streams_) {
+            const bool tailed = stream->watch_id() >= 0;  // never a second read of a pipe
+            if (tailed && (id == kWatchOverflow || stream->watch_id() == id)) stream->Read();
+          }
+        }
+        WatchFiles();
+      });
 }
 
 void WorkerOutput::Drain(std::chrono::milliseconds grace, std::function<void()> drained) {
@@ -235,6 +327,7 @@ void WorkerOutput::Drain(std::chrono::milliseconds grace, std::function<void()> 
     if (alive.expired() || ec == boost::asio::error::operation_aborted) return;
     for (auto& stream : streams_) stream->Stop();
   });
+  for (auto& stream : streams_) stream->Drain();
   MaybeFinishDrain();
 }
 
@@ -244,7 +337,8 @@ void WorkerOutput::OnLogWriteError(const std::filesystem::path& path, int error)
              "; the rest of this stream goes to the console only\n");
 }
 
-void WorkerOutput::OnStreamDone() {
+void WorkerOutput::OnStreamDone(const Stream& stream) {
+  if (stream.watch_id() >= 0) Unwatch(watcher_.native_handle(), stream.watch_id());
   if (draining_) MaybeFinishDrain();
 }
 
@@ -255,6 +349,8 @@ void WorkerOutput::MaybeFinishDrain() {
   }
   flushing_ = true;
   drain_timer_.cancel();
+  boost::system::error_code ignored;
+  watcher_.close(ignored);
   // The consoles get as long again as the pipes had: bounded even if nobody reads them.
   const auto flush_deadline = drain_deadline_ + (drain_deadline_ - drain_start_);
   auto pending = std::make_shared<int>(2);

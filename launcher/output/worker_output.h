@@ -1,10 +1,14 @@
 #pragma once
-// Where each worker's stdout and stderr go: inherited, a log file, /dev/null, or a pipe that the
-// agent reads on its io_context, copying the raw bytes to the log file and prefixed whole lines
-// ("[default0]:...") to its own stdout (for stdout) or stderr (for stderr). Built on pipes, not
-// by tailing files: a line reaches the console as soon as the worker writes it.
+// Where each worker's stdout and stderr go: inherited, a log file, /dev/null, or (tee) a log file
+// the worker appends to itself and the agent tails on its io_context, writing prefixed whole
+// lines ("[default0]:...") to its own stdout (for stdout) or stderr (for stderr). The tail is
+// event-driven (an inotify watch wakes the loop when the worker writes; no polling), so a line
+// reaches the console as soon as the worker writes it, and the raw bytes are copied once, by the
+// worker, as with redirects (torchrun's model). A tee without a file (--log-dir /dev/null) reads
+// a pipe instead.
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
@@ -27,8 +31,8 @@ enum class StreamRoute {
   kInherit,  // the child inherits the agent's stream; nothing is copied (the default)
   kDiscard,  // /dev/null: a stream not redirected, of a rank hidden by --local-ranks-filter
   kFile,     // the child writes the log file directly (redirect; or tee of a hidden rank)
-  kTee,      // a pipe: the agent writes the raw bytes to the log file (if any) and prefixed
-             // lines to the console
+  kTee,      // the child writes the log file, the agent tails it for prefixed console lines;
+             // without a log file, a pipe the agent reads for the console
 };
 
 // Pure. torchrun's rules (DefaultLogsSpecs.reify): tee implies redirect; a rank not listed in
@@ -93,7 +97,8 @@ class WorkerOutput {
   // std::system_error (e.g. the log file cannot be created).
   ChildStdio Open(const WorkerStreams& streams);
 
-  // Sees every chunk read from a worker's pipe, before it is written anywhere (the agent's
+  // Sees every chunk read from a worker's pipe or tailed log file, before it is written anywhere
+  // (the agent's
   // --hang-timeout counts lines and keeps the stacks workers dump on stderr). Set it before
   // Start(); it must not call back into this object.
   using Observer = std::function<void(int local_rank, bool is_stderr, std::string_view bytes)>;
@@ -104,25 +109,29 @@ class WorkerOutput {
   // then a pipe can never reach EOF.
   void Start();
 
-  // Calls `drained` once (posted, on the loop thread) when every pipe has reached EOF, every
-  // partial last line has been written and the console writers have flushed. If some process
+  // Calls `drained` once (posted, on the loop thread) when every pipe has reached EOF and every
+  // tailed log file has been read to its end, every partial last line has been written and the
+  // console writers have flushed. A tailed file is read once more to its end and not waited
+  // for: what a grandchild writes later stays in the file only. If some process
   // still holds a pipe's write end (a grandchild that escaped the process-group kill), reading
   // stops `grace` after this call, what was read is still written, and `drained` fires anyway;
   // the console flush is bounded by the same deadline. Call after the worker group is reaped.
   void Drain(std::chrono::milliseconds grace, std::function<void()> drained);
 
-  // Bytes read from the workers' pipes so far (tests, metrics).
+  // Bytes read from the workers' pipes and tailed log files so far (tests, metrics).
   std::uint64_t bytes_read() const { return bytes_read_; }
 
-  // The tee'd log files whose writing failed, in the order it happened. Each is reported once
-  // on the agent's stderr when it happens ("cpplaunch: cannot write the log file P: E; the rest
-  // of this stream goes to the console only"); the agent names them again in its failure
-  // summary. Files the workers write themselves (redirects without tee) are not seen here.
+  // The log files the agent writes itself (the --duplicate-*-filters files) whose writing
+  // failed, in the order it happened. Each is reported once on the agent's stderr when it
+  // happens ("cpplaunch: cannot write the log file P: E; ..."); the agent names them again in
+  // its failure summary. The per-rank log files are written by the workers (tee or redirect),
+  // so their write errors reach the workers, as under torchrun, not this list.
   const std::vector<LogWriteError>& log_write_errors() const { return log_write_errors_; }
 
  private:
   class Stream;
-  void OnStreamDone();
+  void OnStreamDone(const Stream& stream);
+  void WatchFiles();  // waits for the next writes to tailed log files
   void OnLogWriteError(const std::filesystem::path& path, int error);
   void MaybeFinishDrain();
 
@@ -133,6 +142,10 @@ class WorkerOutput {
   std::vector<std::unique_ptr<Stream>> streams_;
   std::unique_ptr<FilteredLog> filtered_stdout_;  // --duplicate-stdout-filters, or null
   std::unique_ptr<FilteredLog> filtered_stderr_;  // --duplicate-stderr-filters, or null
+  // inotify: tailed log files were written (open once a tee'd stream has a file).
+  boost::asio::posix::stream_descriptor watcher_;
+  static constexpr std::size_t kWatchEventBytes = 4096;
+  std::unique_ptr<char[]> watch_events_;
   std::vector<UniqueFd> child_fds_;  // the agent's copies of child-side fds, closed by Start()
   boost::asio::steady_timer drain_timer_;
   std::function<void()> drained_;

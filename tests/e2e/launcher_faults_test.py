@@ -148,7 +148,7 @@ class FileDescriptors(unittest.TestCase):
 
 
 class Files(unittest.TestCase):
-    def test_full_log_disk_is_reported_once_per_file_and_in_the_summary(self):
+    def test_full_log_disk_is_the_workers_write_error_and_the_console_shows_the_file(self):
         if os.geteuid() != 0 or not shutil.which("unshare"):
             self.skipTest("needs root and unshare to mount a tiny tmpfs in a private namespace")
         d = tempfile.mkdtemp(prefix="cpplaunch-enospc-")
@@ -163,17 +163,17 @@ class Files(unittest.TestCase):
         if "mount:" in r.stderr and r.returncode != 1:
             self.skipTest(f"cannot mount a tmpfs here: {r.stderr.strip()}")
         self.assertEqual(r.returncode, 1, r.stderr[-2000:])
-        said = re.findall(r"cpplaunch: cannot write the log file (\S+): No space left on device",
-                          r.stderr)
-        self.assertEqual(len(said), len(set(said)), said)  # once per file
-        self.assertIn(said[0].rsplit("/", 1)[1], ("stdout.log", "stderr.log"))
         self.assertIn("ChildFailedError", r.stderr)
-        summary = r.stderr[r.stderr.index("ChildFailedError"):]
-        for path in said:
-            self.assertIn(f"cpplaunch: log file cut short: {path} (No space left on device)",
-                          summary)
-        # Never silently cut: the console still got every byte.
-        self.assertGreaterEqual(r.stdout.count("x"), 400000 - 400000 // 64)
+        # The worker writes its tee'd log files itself (as under torchrun, and as with
+        # --redirects): the full disk is the worker's write error, not the agent's.
+        self.assertNotIn("cannot write the log file", r.stderr)
+        self.assertNotIn("log file cut short", r.stderr)
+        # The console shows what reached the file, prefixed: some of it, not all of it.
+        lines = r.stdout.splitlines()
+        self.assertTrue(lines)
+        self.assertTrue(all(line.startswith("[default0]:") for line in lines), lines[:3])
+        self.assertGreater(r.stdout.count("x"), 0)
+        self.assertLess(r.stdout.count("x"), 64 * 1024)
 
 
 class Inputs(unittest.TestCase):

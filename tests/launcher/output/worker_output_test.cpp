@@ -340,7 +340,14 @@ TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
   PipeSink out_sink(io), err_sink(io);
   ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
   WorkerOutput output(io, out, err);
-  const ChildStdio stdio = output.Open(Streams(2, StreamRoute::kTee, StreamRoute::kTee, dir));
+  // No log files (--log-dir /dev/null): a console-only tee reads pipes.
+  WorkerStreams streams = Streams(2, StreamRoute::kTee, StreamRoute::kTee, dir);
+  streams.stdout_log.clear();
+  streams.stderr_log.clear();
+  const ChildStdio stdio = output.Open(streams);
+  struct stat given {};
+  REQUIRE(::fstat(stdio.stdout_fd, &given) == 0);
+  CHECK(S_ISFIFO(given.st_mode));
   const pid_t pid = Spawn(Sh("sleep 30 & echo started; printf tail"), stdio);
   output.Start();
   WaitExit(pid);
@@ -356,6 +363,82 @@ TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
   RunUntil(
       io, [&] { return out_sink.text().size() >= 32; }, 1s);
   CHECK(out_sink.text() == "[default2]:started\n[default2]:tail\n");
+  CHECK_FALSE(fs::exists(dir / "2-stdout.log"));
+}
+
+TEST_CASE("WorkerOutput tails a tee'd log file: lines reach the console while the worker runs",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const auto streams = Streams(4, StreamRoute::kTee, StreamRoute::kInherit, dir);
+  const ChildStdio stdio = output.Open(streams);
+  // The worker writes its log file itself, appending (as with --redirects).
+  struct stat given {};
+  REQUIRE(::fstat(stdio.stdout_fd, &given) == 0);
+  CHECK(S_ISREG(given.st_mode));
+  CHECK((::fcntl(stdio.stdout_fd, F_GETFL) & O_APPEND) != 0);
+  // A grandchild keeps the file open and writes after the worker exits.
+  const pid_t pid = Spawn(Sh("echo first; (sleep 1.5; echo late) & sleep 1; printf second"), stdio);
+  output.Start();
+  // Woken by the write, not by the worker's exit: the first line arrives while it sleeps.
+  CHECK(RunUntil(
+      io, [&] { return out_sink.text() == "[default4]:first\n"; }, 5s));
+  int status = 0;
+  CHECK(::waitpid(pid, &status, WNOHANG) == 0);
+  WaitExit(pid);
+  bool drained = false;
+  const auto start = Clock::now();
+  output.Drain(WorkerOutput::kDefaultDrainGrace, [&] { drained = true; });
+  REQUIRE(RunUntil(
+      io, [&] { return drained; }, 5s));
+  // A file has no EOF to wait for: the drain reads to the current end and is done.
+  CHECK(Clock::now() - start < 200ms);
+  CHECK(out_sink.text() == "[default4]:first\n[default4]:second\n");
+  RunUntil(
+      io, [&] { return ReadFile(streams.stdout_log).find("late") != std::string::npos; }, 5s);
+  RunUntil(
+      io, [] { return false; }, 50ms);
+  // The grandchild's late line went to the file only.
+  CHECK(ReadFile(streams.stdout_log) == "first\nsecondlate\n");
+  CHECK(out_sink.text() == "[default4]:first\n[default4]:second\n");
+  ::kill(-pid, SIGKILL);
+}
+
+TEST_CASE("WorkerOutput reads every tailed file after the kernel's watch queue overflowed",
+          "[launcher][output][process]") {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink(io), err_sink(io);
+  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+  WorkerOutput output(io, out, err);
+  const ChildStdio a = output.Open(Streams(0, StreamRoute::kTee, StreamRoute::kTee, dir));
+  const ChildStdio b = output.Open(Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir));
+  // Rank 0 alternates stdout and stderr writes (events that cannot merge) more often than the
+  // kernel queues events (fs.inotify.max_queued_events, 16384 by default) while the loop does
+  // not run; rank 1's one line comes after, so its event is lost in the overflow.
+  const pid_t flood =
+      Spawn(Sh("i=0; while [ $i -lt 10000 ]; do echo o; echo e >&2; i=$((i+1)); done"), a);
+  const fs::path go = dir / "go";
+  const pid_t late = Spawn(
+      Sh("while [ ! -e '" + go.string() + "' ]; do sleep 0.01; done; echo after-the-overflow"), b);
+  output.Start();
+  WaitExit(flood);
+  std::ofstream(go).put('\n');
+  WaitExit(late);
+  // Not drained: the overflow alone must send the loop to every tailed file.
+  CHECK(RunUntil(
+      io,
+      [&] { return out_sink.text().find("[default1]:after-the-overflow\n") != std::string::npos; },
+      5s));
+  bool drained = false;
+  output.Drain(WorkerOutput::kDefaultDrainGrace, [&] { drained = true; });
+  REQUIRE(RunUntil(io, [&] { return drained; }));
+  RunUntil(
+      io, [&] { return err_sink.text().size() >= 10000 * 13; }, 2s);
+  CHECK(err_sink.text().size() == 10000 * 13);
 }
 
 TEST_CASE("WorkerOutput duplicates matching tee'd lines of every worker to one filtered file",
