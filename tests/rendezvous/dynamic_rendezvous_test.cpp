@@ -292,6 +292,28 @@ TEST_CASE(
   CHECK(elapsed < 2600ms);   // once: the later tickets were passed on at once
 }
 
+// What a finished join left in the store: the job's state and how many write turns were taken.
+struct AfterJoin {
+  std::optional<RendezvousState> state;
+  int64_t tickets = 0;
+};
+
+AfterJoin ReadAfterJoin(asio::io_context& io, uint16_t port) {
+  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
+  auto read = SpawnBody(io, [&]() -> asio::awaitable<AfterJoin> {
+    co_await probe.Connect("127.0.0.1", port, AsyncStoreClient::Clock::now() + 2s);
+    AfterJoin after;
+    const Bytes state = co_await probe.Get(rendezvous_keys::Base("elastic") + "dynamic/state");
+    std::string error;
+    after.state = RendezvousState::Decode(state, &error);
+    after.tickets = co_await probe.Add(rendezvous_keys::Base("elastic") + "dynamic/ticket", 0);
+    co_return after;
+  });
+  RunUntil(
+      io, [&] { return read->done; }, 2000ms);
+  return read->get();
+}
+
 TEST_CASE(
     "Dynamic rendezvous: hosts arriving together join in a few writes of the state, and "
     "each learns only its own place",
@@ -322,15 +344,8 @@ TEST_CASE(
     CHECK(listed == KnownRanks(result.group_rank, kHosts));  // 8 of 64, not 64
   }
   CHECK(ranks.size() == kHosts);
-  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
-  auto state = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
-    co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
-    co_return co_await probe.Get(rendezvous_keys::Base("elastic") + "dynamic/state");
-  });
-  RunUntil(
-      io, [&] { return state->done; }, 2000ms);
-  std::string error;
-  auto decoded = RendezvousState::Decode(state->get(), &error);
+  const AfterJoin after = ReadAfterJoin(io, server.port());
+  const std::optional<RendezvousState>& decoded = after.state;
   REQUIRE(decoded);
   CHECK(decoded->complete);
   CHECK(decoded->admitted == kHosts);
@@ -360,26 +375,13 @@ TEST_CASE(
     INFO(outcome->message());
     CHECK(outcome->get().group_world_size() == kHosts);
   }
-  AsyncStoreClient probe(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
-  auto state = SpawnBody(io, [&]() -> asio::awaitable<Bytes> {
-    co_await probe.Connect("127.0.0.1", server.port(), AsyncStoreClient::Clock::now() + 2s);
-    co_return co_await probe.Get(rendezvous_keys::Base("elastic") + "dynamic/state");
-  });
-  RunUntil(
-      io, [&] { return state->done; }, 2000ms);
-  std::string error;
-  auto decoded = RendezvousState::Decode(state->get(), &error);
+  const AfterJoin after = ReadAfterJoin(io, server.port());
+  const std::optional<RendezvousState>& decoded = after.state;
   REQUIRE(decoded);
   CHECK(decoded->complete);
   // A few batches, then one completing write: the participants did not each take a turn.
   CHECK(decoded->version < kHosts / 4);
-  // The turn queue was never used.
-  auto tickets = SpawnBody(io, [&]() -> asio::awaitable<int64_t> {
-    co_return co_await probe.Add(rendezvous_keys::Base("elastic") + "dynamic/ticket", 0);
-  });
-  RunUntil(
-      io, [&] { return tickets->done; }, 2000ms);
-  CHECK(tickets->get() == 0);
+  CHECK(after.tickets == 0);  // the turn queue was never used
 }
 
 }  // namespace
