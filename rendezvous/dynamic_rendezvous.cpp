@@ -386,25 +386,21 @@ Rendezvous::Task<bool> DynamicRendezvous::DropDeadParticipants(Snapshot* snapsho
     const std::vector<Bytes> holders = co_await client_.MultiGet(alive_keys);
     if (holders == ids) co_return false;
   }
-  RendezvousState without = *snapshot->state;
-  bool dropped = false;
+  std::vector<std::string> gone;
   for (const auto& id : next.participants) {
     if (id == settings_.self.node_id) continue;
     // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
     RoundPeer member{0, NodeInfo{}, AliveKey(id)};
     member.node.node_id = id;
     if (co_await MemberAlive(client_, member)) continue;
-    without = WithoutNode(std::move(without), id);
-    dropped = true;
+    gone.push_back(id);
     if (settings_.progress) {
-      settings_.progress("host " + id + " left round " + std::to_string(without.round) +
+      settings_.progress("host " + id + " left round " + std::to_string(snapshot->state->round) +
                          " before it completed (its connection to the store closed)");
     }
   }
-  if (!dropped) co_return false;
-  // One version step however many were removed: waiters wait for version + 1.
-  without.version = snapshot->state->version + 1;
-  co_await Write(snapshot, without);
+  if (gone.empty()) co_return false;
+  co_await Write(snapshot, WithoutNodes(*snapshot->state, gone));
   co_return true;
 }
 

@@ -218,20 +218,17 @@ Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
   etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
   std::map<std::string, bool> present;
   for (const auto& kv : range.kvs) present[link_->keys().NodeIdOf(kv.key)] = true;
-  RendezvousState without = *snapshot->state;
-  bool dropped = false;
+  std::vector<std::string> gone;
   for (const auto& id : next.participants) {
     if (id == settings_.self.node_id || present.count(id)) continue;
-    without = WithoutNode(std::move(without), id);
-    dropped = true;
+    gone.push_back(id);
     if (settings_.progress) {
-      settings_.progress("host " + id + " left round " + std::to_string(without.round) +
+      settings_.progress("host " + id + " left round " + std::to_string(snapshot->state->round) +
                          " before it completed (its etcd lease expired)");
     }
   }
-  if (!dropped) co_return false;
-  without.version = snapshot->state->version + 1;
-  co_await Write(snapshot, without);
+  if (gone.empty()) co_return false;
+  co_await Write(snapshot, WithoutNodes(*snapshot->state, gone));
   co_return true;
 }
 

@@ -381,6 +381,13 @@ RendezvousState WithoutNode(RendezvousState state, std::string_view node_id) {
   return state;
 }
 
+RendezvousState WithoutNodes(RendezvousState state, const std::vector<std::string>& gone) {
+  const int64_t version = state.version;
+  for (const auto& id : gone) state = WithoutNode(std::move(state), id);
+  state.version = version + 1;
+  return state;
+}
+
 RendezvousState Closed(RendezvousState state, std::string reason) {
   state.closed = true;
   state.closed_reason = std::move(reason);

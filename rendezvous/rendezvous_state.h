@@ -130,6 +130,10 @@ std::optional<RendezvousState> CompletedAtLastCall(const RendezvousState& state,
 // Disarms the last-call deadline when fewer than MIN participants remain. Version is bumped.
 RendezvousState WithoutNode(RendezvousState state, std::string_view node_id);
 
+// The state with every node of `gone` removed as WithoutNode does, in one version step: waiters
+// wait for version + 1, however many were removed.
+RendezvousState WithoutNodes(RendezvousState state, const std::vector<std::string>& gone);
+
 // The state closed for good with `reason` (job succeeded or failed). Version is bumped.
 RendezvousState Closed(RendezvousState state, std::string reason);
 

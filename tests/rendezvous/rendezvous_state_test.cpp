@@ -359,5 +359,20 @@ TEST_CASE("The last call completes the round once it expired with MIN participan
   CHECK_FALSE(CompletedAtLastCall(state, 2000));
 }
 
+TEST_CASE("Removing several nodes at once is one version step", "[rendezvous][state]") {
+  RendezvousState state;
+  state.version = 9;
+  state.epoch = 4;
+  state.min_nodes = 3;
+  state.max_nodes = 5;
+  state.participants = {"a", "b", "c", "d"};
+  state.last_call_deadline_ms = 500;
+  const RendezvousState without = WithoutNodes(state, {"b", "d"});
+  CHECK(without.participants == std::vector<std::string>{"a", "c"});
+  CHECK(without.version == 10);
+  CHECK(without.last_call_deadline_ms == 0);  // below MIN: the last call is disarmed
+  CHECK(without.epoch == 5);
+}
+
 }  // namespace
 }  // namespace cpplaunch
