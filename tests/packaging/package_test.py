@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import unittest
+from pathlib import Path
 
 SOURCE, PACKAGE_BUILD = (os.path.abspath(a) for a in sys.argv[1:3])
 del sys.argv[1:3]
@@ -107,6 +108,12 @@ class PackageContentsTest(unittest.TestCase):
         out = run([self.path("usr/bin/cpplaunch"), "--version"])
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertTrue(out.stdout.startswith("cpplaunch " + field("Version")), out.stdout)
+
+    def test_copyright_names_the_license(self):
+        # BSD-3-Clause, as the repository's LICENSE and PyTorch's own.
+        text = Path(self.path("usr/share/doc/cpplaunch/copyright")).read_text()
+        self.assertIn("License: BSD-3-Clause", text)
+        self.assertIn("Neither the name of the copyright holder", text)
 
     def test_changelog_names_this_version(self):
         text = run(["gzip", "-dc", self.path("usr/share/doc/cpplaunch/changelog.gz")]).stdout
