@@ -1,5 +1,7 @@
 #include "base/text.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -130,6 +132,17 @@ std::string SafeSubstitute(std::string_view text, const TemplateLookup& lookup) 
     i = end;
   }
   return out;
+}
+
+std::string FormatSeconds(std::chrono::steady_clock::duration duration) {
+  double seconds = std::max(0.0, std::chrono::duration<double>(duration).count());
+  char text[32];
+  if (seconds >= 10) {
+    std::snprintf(text, sizeof text, "%.0f s", seconds);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f s", seconds);
+  }
+  return text;
 }
 
 }  // namespace cpplaunch

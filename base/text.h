@@ -3,6 +3,7 @@
 // joining, and integers read the way Python reads them. Pure; no allocation beyond the
 // returned values.
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <span>
@@ -43,5 +44,8 @@ std::string SafeSubstitute(std::string_view text, const TemplateLookup& lookup);
 
 // `value` when it fits in an int, else nullopt (so a parse and a range check compose).
 std::optional<int> ToInt(std::optional<long long> value);
+
+// "12 s" / "1.5 s": a duration for progress lines (whole seconds from 10 s on; never negative).
+std::string FormatSeconds(std::chrono::steady_clock::duration duration);
 
 }  // namespace cpplaunch

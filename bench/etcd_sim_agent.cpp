@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "launcher/agent/etcd_plan.h"
 #include "launcher/cli/options.h"
+#include "launcher/multihost/etcd_plan.h"
 
 namespace cpplaunch {
 

@@ -1,7 +1,7 @@
 #pragma once
 // One simulated agent of the etcd backend for bench/rendezvous_sim (--backend etcd): its own
 // EtcdLink (client connections, lease) and its real EtcdRendezvous, set up as
-// launcher/agent/multi_host_session and multi_host_plan set them up for --rdzv-backend=etcd-v3
+// launcher/multihost/multi_host_session and multi_host_plan set them up for --rdzv-backend=etcd-v3
 // with torchrun's default keep-alive (lease TTL 5 s x 3).
 //
 // Threads: everything on the executor's thread. Errors: the constructor throws
@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "rendezvous/etcd_link.h"
-#include "rendezvous/etcd_rendezvous.h"
+#include "rendezvous/etcd/etcd_link.h"
+#include "rendezvous/etcd/etcd_rendezvous.h"
 
 namespace cpplaunch {
 

@@ -38,17 +38,17 @@
 #include <string>
 #include <vector>
 
+#include "base/asio_coroutine.h"
 #include "launcher/process/posix_sys.h"
-#include "rendezvous/store/asio_coroutine.h"
 // Asio after asio_coroutine.h (see there).
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "bench/etcd_sim_agent.h"
-#include "rendezvous/dynamic_rendezvous.h"
-#include "rendezvous/job_channel.h"
-#include "rendezvous/store/async_store_client.h"
+#include "rendezvous/c10d/dynamic_rendezvous.h"
+#include "rendezvous/c10d/job_channel.h"
+#include "rendezvous/store/client/async_store_client.h"
 
 namespace cpplaunch {
 namespace {

@@ -1,6 +1,6 @@
 // The store load generator: one binary drives cpplaunch's store and LibTorch 1.13's TCPStore server
 // with byte-identical traffic in the legacy (1.13) dialect, encoded by
-// rendezvous/store/reply_codec.
+// rendezvous/store/wire/reply_codec.
 //
 //   store_load throughput --port P --clients K [--seconds S] [--warmup-ms W] [--threads T]
 //       K connections, each a closed loop of PyTorch client calls on its own keys:
@@ -47,8 +47,8 @@
 #include <vector>
 
 #include "launcher/process/posix_sys.h"
-#include "rendezvous/store/reply_codec.h"
-#include "rendezvous/store/store_client.h"
+#include "rendezvous/store/client/store_client.h"
+#include "rendezvous/store/wire/reply_codec.h"
 
 namespace cpplaunch {
 namespace {

@@ -11,8 +11,8 @@
 
 #include "base/atomic_file.h"
 #include "base/exit_code.h"
-#include "launcher/cli/man_page.h"
-#include "launcher/cli/shell_completion.h"
+#include "launcher/manual/man_page.h"
+#include "launcher/manual/shell_completion.h"
 
 int main(int argc, char** argv) {
   using namespace cpplaunch;

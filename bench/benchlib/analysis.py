@@ -214,7 +214,7 @@ def explain_launch_overhead(raw, machine):
             "exit, the cpuid-trapping random seed, and the sentinel's wait at the end. Linking OpenSSL "
             "statically measured under the goal at every size but would not follow Debian's security "
             "updates. What would close it: load the TLS transport only when an https etcd endpoint is used "
-            "(a module boundary in rendezvous/etcd).")
+            "(a module boundary in etcd_client).")
 
 
 ANALYSIS = [("Launch of 8 workers", explain_launch), ("Store throughput", explain_store),

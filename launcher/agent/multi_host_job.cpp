@@ -7,9 +7,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "launcher/agent/free_port.h"
-#include "launcher/agent/host_info.h"
-#include "launcher/agent/start_store.h"
+#include "launcher/multihost/free_port.h"
+#include "launcher/multihost/host_info.h"
+#include "launcher/multihost/start_store.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {

@@ -9,9 +9,9 @@
 #include <string>
 #include <utility>
 
-#include "launcher/agent/job.h"
-#include "launcher/agent/multi_host_session.h"
 #include "launcher/cli/options.h"
+#include "launcher/job/job.h"
+#include "launcher/multihost/multi_host_session.h"
 
 namespace cpplaunch {
 

@@ -5,10 +5,11 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "launcher/agent/free_port.h"
-#include "launcher/agent/start_store.h"
-#include "launcher/agent/store_endpoint.h"
-#include "rendezvous/rendezvous.h"
+#include "base/random_run_id.h"
+#include "launcher/multihost/free_port.h"
+#include "launcher/multihost/start_store.h"
+#include "launcher/multihost/store_endpoint.h"
+#include "rendezvous/core/rendezvous.h"
 
 namespace cpplaunch {
 
@@ -68,19 +69,6 @@ void SingleHostJob::Conclude(const AttemptResult& result, Decided decided) {
   AttemptDecision decision = AfterLocalAttempt(result, interrupted_by_, max_restarts_);
   if (decision.next == NextStep::kNextAttempt && decision.consumes_restart) ++restart_count_;
   decided(decision);
-}
-
-std::string RandomRunId() {
-  // The run id only has to be unique, not secret: the kernel's uuid is enough.
-  std::FILE* f = std::fopen("/proc/sys/kernel/random/uuid", "r");
-  char buf[64] = {};
-  if (f != nullptr) {
-    if (std::fgets(buf, sizeof(buf), f) == nullptr) buf[0] = '\0';
-    std::fclose(f);
-  }
-  std::string id(buf);
-  while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
-  return id.empty() ? "standalone-" + std::to_string(getpid()) : id;
 }
 
 }  // namespace cpplaunch

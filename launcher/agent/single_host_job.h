@@ -5,9 +5,9 @@
 #include <boost/asio/io_context.hpp>
 #include <string>
 
-#include "launcher/agent/job.h"
-#include "launcher/agent/store_security.h"
 #include "launcher/cli/options.h"
+#include "launcher/job/job.h"
+#include "launcher/multihost/store_security.h"
 
 namespace cpplaunch {
 
@@ -48,8 +48,5 @@ class SingleHostJob final : public Job {
   int restart_count_ = 0;
   int interrupted_by_ = 0;
 };
-
-// A uuid4 as Python prints it (the run id of --standalone).
-std::string RandomRunId();
 
 }  // namespace cpplaunch

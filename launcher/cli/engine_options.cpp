@@ -5,7 +5,7 @@
 #include "launcher/cli/rdzv_config.h"
 #include "launcher/engine/detect_engine.h"
 #include "launcher/engine/mpi_rendezvous_host.h"
-#include "rendezvous/rendezvous.h"
+#include "rendezvous/core/rendezvous.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {

@@ -6,7 +6,6 @@
 #include "base/text.h"
 #include "launcher/cli/argv_split.h"
 #include "launcher/cli/engine_options.h"
-#include "launcher/cli/gpu_count.h"
 #include "launcher/cli/help_text.h"
 #include "launcher/cli/option_suggestion.h"
 #include "launcher/cli/option_value.h"
@@ -14,6 +13,7 @@
 #include "launcher/cli/pet_env.h"
 #include "launcher/cli/program_options.h"
 #include "launcher/cli/resolve_options.h"
+#include "launcher/placement/gpu_count.h"
 
 namespace cpplaunch {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "base/text.h"
-#include "launcher/cli/gpu_count.h"
 #include "launcher/cli/parse_failure.h"
 #include "launcher/cli/signal_list.h"
+#include "launcher/placement/gpu_count.h"
 #include "worker_env/env_names.h"
 
 namespace cpplaunch {

@@ -1,7 +1,7 @@
 #include "rendezvous/store/agent_handshake.h"
 
-#include "base/hmac.h"
-#include "base/random_bytes.h"
+#include "base/crypto/hmac.h"
+#include "base/crypto/random_bytes.h"
 
 namespace cpplaunch {
 namespace {

@@ -13,7 +13,7 @@
 #include <algorithm>
 
 #include "rendezvous/store/kv_table.h"
-#include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/wire/reply_codec.h"
 
 namespace cpplaunch {
 namespace {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <utility>
 
-#include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/wire/reply_codec.h"
 
 namespace cpplaunch {
 namespace {

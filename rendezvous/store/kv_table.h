@@ -21,7 +21,7 @@
 
 #include "rendezvous/store/owner_table.h"
 #include "rendezvous/store/store_budget.h"
-#include "rendezvous/store/wire_format.h"
+#include "rendezvous/store/wire/wire_format.h"
 
 namespace cpplaunch {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "rendezvous/store/store.h"
+#include "rendezvous/store/wire/wire_format.h"
 
 namespace cpplaunch {
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/crypto/secret_file.h"
 #include "base/exit_code.h"
-#include "base/secret_file.h"
 #include "base/version.h"
 #include "rendezvous/store/store_server.h"
 

@@ -22,9 +22,9 @@
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/rate_limited_log.h"
-#include "rendezvous/store/reply_codec.h"
-#include "rendezvous/store/request_decoder.h"
-#include "rendezvous/store/tag_framing.h"
+#include "rendezvous/store/wire/reply_codec.h"
+#include "rendezvous/store/wire/request_decoder.h"
+#include "rendezvous/store/wire/tag_framing.h"
 
 namespace cpplaunch {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "rendezvous/store/peer_networks.h"
 #include "rendezvous/store/store_budget.h"
-#include "rendezvous/store/wire_format.h"
+#include "rendezvous/store/wire/wire_format.h"
 
 namespace boost::asio {
 class io_context;

@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "rendezvous/store/asio_coroutine.h"
+#include "base/asio_coroutine.h"
 #include "rendezvous/store/store_server.h"
 
 namespace cpplaunch::testing {

@@ -15,8 +15,8 @@ HEADER = ["agents N", "last join → all holding the round, s", "etcd CPU during
 def intro(data):
     return [
         "`bench/rendezvous_sim --backend etcd`: N simulated agents in one process, each running the etcd "
-        "backend's real code (`rendezvous/etcd_rendezvous` with its own `rendezvous/etcd_link`: its own "
-        "client connections, lease and watch, as `launcher/agent/multi_host_session` creates them for "
+        "backend's real code (`rendezvous/etcd/etcd_rendezvous` with its own `rendezvous/etcd/etcd_link`: its own "
+        "client connections, lease and watch, as `launcher/multihost/multi_host_session` creates them for "
         "`--rdzv-backend=etcd-v3`, lease TTL 15 s from torchrun's default keep-alive) against ONE etcd "
         "member on loopback (`tests/etcd/etcd_cluster.py`, data on /dev/shm, a fresh member per size): "
         "`--nnodes=N`, all agents call `Next()` at once. Every join is a transaction on the one state key "

@@ -9,17 +9,17 @@ from ..stats import fit_exponent, fmt
 HEADER = ["agents N", "processes", "last join → all holding the round, s", "first join → all holding, s",
           "store CPU during the rendezvous, s", "store peak RSS, MB", "simulating processes' CPU, s",
           "heartbeat load: store CPU share at keep-alive 5 s", "failure → every agent told, s", "ok"]
-TORCHRUN = ("torchrun's published figures (docs/benchmarks.md, ../shared/docs/user-pain-points.md): "
+TORCHRUN = ("torchrun's published figures: "
             "the c10d rendezvous took 373 s at 4,000 hosts before "
             "[pytorch#124982](https://github.com/pytorch/pytorch/pull/124982) made it O(n) and about 10 s after; "
-            "TCPStore timed out at 96K ranks before its libuv backend (about 100 s after).")
+            "TCPStore timed out at 96K ranks before its libuv backend (about 100 s after; PyTorch's TCPStore libuv tutorial, [pytorch/tutorials#2966](https://github.com/pytorch/tutorials/pull/2966)).")
 
 
 def intro(data):
     return [
         "`bench/rendezvous_sim`: N simulated agents, each running the agent's real code "
-        "(`rendezvous/dynamic_rendezvous`, then the round's `rendezvous/job_channel`, as "
-        "`launcher/agent/multi_host_session` uses them) with its own connections to one real store "
+        "(`rendezvous/c10d/dynamic_rendezvous`, then the round's `rendezvous/c10d/job_channel`, as "
+        "`launcher/multihost/multi_host_session` uses them) with its own connections to one real store "
         "(`cpplaunch-store`, a fresh one per size): `--nnodes=N`, all agents call `Next()` at once. "
         f"Up to 2,000 agents share a process (one io_context each); each agent dials the store at its own "
         "loopback address (127.2.x.y), as hosts of a real job have distinct addresses. Times are "

@@ -20,7 +20,7 @@ def intro(seconds):
         "`add(counter, 1)` (ADD on one counter shared by all clients). That is 4 requests in 3 round trips per "
         "iteration, with one outstanding round trip per connection; SET and the WAIT after it travel in one "
         "write, as the 1.13 client's segments do. The requests are encoded once, in the legacy (1.13) dialect, "
-        "by the project's own encoder (`rendezvous/store/reply_codec`), and the same binary drives both servers.",
+        "by the project's own encoder (`rendezvous/store/wire/reply_codec`), and the same binary drives both servers.",
         "All connections live in one epoll thread of the load generator, so 1000 clients cost file descriptors, "
         "not threads; each has its own loopback source address (see benchmark 5). After 0.5 s of warm-up, "
         f"requests answered within a {seconds:g} s window are counted; "

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "rendezvous/store/reply_codec.h"
-#include "rendezvous/store/request_decoder.h"
-#include "test_bytes.h"
+#include "rendezvous/store/wire/reply_codec.h"
+#include "rendezvous/store/wire/request_decoder.h"
+#include "tests/rendezvous/store/test_bytes.h"
 
 namespace cpplaunch {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <string>
 
-#include "loopback_server.h"
 #include "rendezvous/store/agent_handshake.h"
-#include "rendezvous/store/reply_codec.h"
-#include "rendezvous/store/tag_framing.h"
+#include "rendezvous/store/wire/reply_codec.h"
+#include "rendezvous/store/wire/tag_framing.h"
+#include "tests/rendezvous/store/loopback_server.h"
 
 namespace cpplaunch::test {
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <string>
 
-#include "rendezvous/store/reply_codec.h"
-#include "rendezvous/store/request_decoder.h"
-#include "test_bytes.h"
+#include "rendezvous/store/wire/reply_codec.h"
+#include "rendezvous/store/wire/request_decoder.h"
+#include "tests/rendezvous/store/test_bytes.h"
 
 namespace cpplaunch {
 namespace {

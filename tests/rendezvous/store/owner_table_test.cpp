@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "rendezvous/store/kv_table.h"
-#include "rendezvous/store/reply_codec.h"
 #include "rendezvous/store/store_budget.h"
+#include "rendezvous/store/wire/reply_codec.h"
 
 namespace cpplaunch {
 namespace {

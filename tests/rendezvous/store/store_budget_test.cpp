@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "loopback_server.h"
 #include "rendezvous/store/kv_table.h"
 #include "rendezvous/store/rate_limited_log.h"
-#include "rendezvous/store/reply_codec.h"
+#include "rendezvous/store/wire/reply_codec.h"
+#include "tests/rendezvous/store/loopback_server.h"
 
 namespace cpplaunch {
 namespace {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "agent_wire.h"
-#include "loopback_server.h"
-#include "rendezvous/store/async_store_client.h"
-#include "test_bytes.h"
+#include "rendezvous/store/client/async_store_client.h"
 #include "tests/rendezvous/rendezvous_test_support.h"
+#include "tests/rendezvous/store/agent_wire.h"
+#include "tests/rendezvous/store/loopback_server.h"
+#include "tests/rendezvous/store/test_bytes.h"
 
 namespace cpplaunch {
 namespace {

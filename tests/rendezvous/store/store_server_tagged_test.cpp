@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "agent_wire.h"
-#include "loopback_server.h"
-#include "test_bytes.h"
+#include "tests/rendezvous/store/agent_wire.h"
+#include "tests/rendezvous/store/loopback_server.h"
+#include "tests/rendezvous/store/test_bytes.h"
 
 namespace cpplaunch {
 namespace {

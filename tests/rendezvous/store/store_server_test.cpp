@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "loopback_server.h"
-#include "rendezvous/store/store_client.h"
-#include "test_bytes.h"
+#include "rendezvous/store/client/store_client.h"
+#include "tests/rendezvous/store/loopback_server.h"
+#include "tests/rendezvous/store/test_bytes.h"
 
 namespace cpplaunch {
 namespace {

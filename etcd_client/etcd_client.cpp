@@ -1,0 +1,254 @@
+#include "etcd_client/etcd_client.h"
+
+#include <algorithm>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+
+#include "etcd_client/etcd_client_impl.h"
+#include "etcd_client/etcd_json.h"
+#include "etcd_client/tls_context.h"
+
+namespace cpplaunch::etcd {
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+// Pauses between rounds of the endpoint list, so that a cluster electing a leader is asked
+// again soon without being flooded.
+constexpr auto kFirstPause = std::chrono::milliseconds(25);
+constexpr auto kLongestPause = std::chrono::milliseconds(400);
+constexpr size_t kMostIdle = 8;
+
+Task<void> Sleep(asio::any_io_executor executor, Clock::duration duration) {
+  asio::steady_timer timer(executor, duration);
+  boost::system::error_code ignored;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+}
+
+}  // namespace
+
+std::string SecondsText(Clock::duration duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
+  return text;
+}
+
+std::string QuoteKey(const std::string& key) {
+  std::string text = "'";
+  for (char c : key.substr(0, 80)) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f && c != '\'' && c != '\\') {
+      text += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      text += escaped;
+    }
+  }
+  return text + (key.size() > 80 ? "...'" : "'");
+}
+
+struct Client::Impl::Attempt {
+  std::string error;  // "" when etcd answered
+  int status = 0;
+  std::string body;
+};
+
+Client::Impl::Impl(asio::any_io_executor ex, ClientSettings s)
+    : executor(std::move(ex)), settings(std::move(s)) {
+  if (settings.endpoints.empty()) {
+    throw EtcdError(EtcdError::Kind::kSetup, "no etcd endpoint given");
+  }
+  if (settings.https) tls = MakeTlsContext(settings.tls);
+}
+
+std::shared_ptr<HttpConnection> Client::Impl::NewConnection(size_t index) {
+  auto connection =
+      std::make_shared<HttpConnection>(executor, settings.endpoints[index], tls.get());
+  std::erase_if(live_, [](const auto& weak) { return weak.expired(); });
+  live_.push_back(connection);
+  return connection;
+}
+
+std::shared_ptr<HttpConnection> Client::Impl::TakeIdle(size_t index) {
+  const Endpoint& wanted = settings.endpoints[index];
+  for (auto it = idle_.begin(); it != idle_.end(); ++it) {
+    if ((*it)->endpoint().host == wanted.host && (*it)->endpoint().port == wanted.port) {
+      auto connection = std::move(*it);
+      idle_.erase(it);
+      if (connection->is_open()) return connection;
+      return TakeIdle(index);
+    }
+  }
+  return nullptr;
+}
+
+void Client::Impl::Register(std::weak_ptr<Stoppable> stoppable) {
+  std::erase_if(stoppables_, [](const auto& weak) { return weak.expired(); });
+  stoppables_.push_back(std::move(stoppable));
+}
+
+void Client::Impl::Close() {
+  if (closed) return;
+  closed = true;
+  idle_.clear();
+  for (auto& weak : live_) {
+    if (auto connection = weak.lock()) connection->Close();
+  }
+  // Stop() may run callbacks' destructors that touch this list: work on a copy.
+  auto stoppables = std::move(stoppables_);
+  for (auto& weak : stoppables) {
+    if (auto stoppable = weak.lock()) stoppable->Stop();
+  }
+}
+
+void Client::Impl::ThrowIfClosed(const std::string& what) const {
+  if (closed) throw EtcdError(EtcdError::Kind::kClosed, "etcd " + what + ": the client was closed");
+}
+
+Task<Client::Impl::Attempt> Client::Impl::TryOnce(size_t index, const std::string& path,
+                                                  const std::string& body,
+                                                  Clock::time_point deadline) {
+  if (auto connection = TakeIdle(index)) {
+    HttpConnection::Answer answer = co_await connection->Post(path, body, deadline);
+    if (answer.error.empty()) {
+      if (connection->is_open() && idle_.size() < kMostIdle) idle_.push_back(connection);
+      co_return Attempt{"", answer.status, std::move(answer.body)};
+    }
+    // Else the member may have closed the idle connection: one fresh connection below.
+    if (closed) co_return Attempt{answer.error, 0, {}};
+  }
+  auto connection = NewConnection(index);
+  Clock::time_point connect_by = std::min(deadline, Clock::now() + settings.connect_timeout);
+  std::string why = co_await connection->Connect(connect_by);
+  if (!why.empty()) co_return Attempt{why, 0, {}};
+  HttpConnection::Answer answer = co_await connection->Post(path, body, deadline);
+  if (answer.error.empty() && connection->is_open() && idle_.size() < kMostIdle) {
+    idle_.push_back(connection);
+  }
+  co_return Attempt{answer.error, answer.status, std::move(answer.body)};
+}
+
+Task<std::string> Client::Impl::Call(std::string what, std::string path, std::string body) {
+  ThrowIfClosed(what);
+  const size_t count = settings.endpoints.size();
+  const Clock::time_point started = Clock::now();
+  const Clock::time_point deadline = started + settings.request_timeout;
+  std::vector<std::string> failures(count);
+  auto pause = std::chrono::duration_cast<Clock::duration>(kFirstPause);
+  size_t first = preferred;
+  for (size_t attempt = 0;; ++attempt) {
+    size_t index = (first + attempt) % count;
+    Clock::time_point attempt_by = std::min(deadline, Clock::now() + settings.attempt_timeout);
+    Attempt answer = co_await TryOnce(index, path, body, attempt_by);
+    ThrowIfClosed(what);
+    const std::string& member = settings.endpoints[index].ToString();
+    if (answer.error.empty() && answer.status < 500) {
+      preferred = index;
+      if (answer.status == 200) co_return std::move(answer.body);
+      throw EtcdError(EtcdError::Kind::kRefused, "etcd " + what + " refused by " + member + ": " +
+                                                     json::ErrorMessage(answer.body) + " (HTTP " +
+                                                     std::to_string(answer.status) + ")");
+    }
+    Clock::time_point now = Clock::now();
+    // An attempt cut short by the request's deadline says less than an earlier one.
+    if (failures[index].empty() || now < deadline) {
+      failures[index] = answer.error.empty() ? "HTTP " + std::to_string(answer.status) + ": " +
+                                                   json::ErrorMessage(answer.body)
+                                             : answer.error;
+    }
+    if (now >= deadline) break;
+    if ((attempt + 1) % count == 0) {
+      co_await Sleep(executor, std::min<Clock::duration>(pause, deadline - now));
+      pause = std::min<Clock::duration>(pause * 2, kLongestPause);
+      ThrowIfClosed(what);
+    }
+  }
+  std::string message = "etcd " + what + " failed on every endpoint (tried for " +
+                        SecondsText(Clock::now() - started) + "):";
+  const char* separator = " ";
+  for (size_t i = 0; i < count; ++i) {
+    if (failures[i].empty()) continue;
+    message += separator + settings.endpoints[i].ToString() + ": " + failures[i];
+    separator = "; ";
+  }
+  throw EtcdError(EtcdError::Kind::kUnreachable, message);
+}
+
+Client::Client(asio::any_io_executor executor, ClientSettings settings)
+    : impl_(std::make_shared<Impl>(std::move(executor), std::move(settings))) {}
+
+Client::~Client() { impl_->Close(); }
+
+Task<RangeResult> Client::Range(std::string key, std::string range_end) {
+  auto impl = impl_;
+  std::string what = "range " + QuoteKey(key);
+  co_return json::ParseRange(
+      co_await impl->Call(what, "/v3/kv/range", json::RangeRequest(key, range_end)));
+}
+
+Task<int64_t> Client::Put(std::string key, std::string value, int64_t lease) {
+  auto impl = impl_;
+  std::string what = "put " + QuoteKey(key);
+  co_return json::ParsePut(
+      co_await impl->Call(what, "/v3/kv/put", json::PutRequest(key, value, lease)));
+}
+
+Task<int64_t> Client::Delete(std::string key, std::string range_end) {
+  auto impl = impl_;
+  std::string what = "delete " + QuoteKey(key);
+  co_return json::ParseDelete(
+      co_await impl->Call(what, "/v3/kv/deleterange", json::DeleteRequest(key, range_end)));
+}
+
+Task<TxnResult> Client::Txn(std::vector<Compare> compare, std::vector<TxnOp> success,
+                            std::vector<TxnOp> failure) {
+  auto impl = impl_;
+  std::string what = "transaction";
+  if (!compare.empty()) what += " on " + QuoteKey(compare.front().key);
+  co_return json::ParseTxn(
+      co_await impl->Call(what, "/v3/kv/txn", json::TxnRequest(compare, success, failure)));
+}
+
+Task<int64_t> Client::GrantLease(std::chrono::seconds ttl) {
+  auto impl = impl_;
+  co_return json::ParseLeaseGrant(
+      co_await impl->Call("lease grant", "/v3/lease/grant", json::LeaseGrantRequest(ttl)))
+      .id;
+}
+
+Task<std::chrono::seconds> Client::KeepAliveOnce(int64_t lease) {
+  auto impl = impl_;
+  std::string what = "keep-alive of lease " + std::to_string(lease);
+  co_return json::ParseKeepAlive(
+      co_await impl->Call(what, "/v3/lease/keepalive", json::LeaseRequest(lease)));
+}
+
+Task<void> Client::RevokeLease(int64_t lease) {
+  auto impl = impl_;
+  std::string what = "revoke of lease " + std::to_string(lease);
+  try {
+    co_await impl->Call(what, "/v3/lease/revoke", json::LeaseRequest(lease));
+  } catch (const EtcdError& error) {
+    // Already gone is what was asked for.
+    if (error.kind() != EtcdError::Kind::kRefused ||
+        std::string_view(error.what()).find("lease not found") == std::string_view::npos) {
+      throw;
+    }
+  }
+}
+
+Task<void> Client::Compact(int64_t revision) {
+  auto impl = impl_;
+  std::string what = "compaction to revision " + std::to_string(revision);
+  co_await impl->Call(what, "/v3/kv/compaction", json::CompactRequest(revision));
+}
+
+void Client::Close() { impl_->Close(); }
+bool Client::closed() const { return impl_->closed; }
+const ClientSettings& Client::settings() const { return impl_->settings; }
+asio::any_io_executor Client::executor() const { return impl_->executor; }
+
+}  // namespace cpplaunch::etcd

@@ -1,0 +1,64 @@
+#pragma once
+// The state one etcd Client shares with its kept leases and watches (internal to
+// rendezvous/etcd/): the settings, the TLS context, the idle connections, the member that
+// answered last, and the one request path with failover (Call).
+//
+// Threads: the executor's thread. Lifetime: shared; every pending coroutine holds it.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "etcd_client/etcd_client.h"
+#include "etcd_client/http_connection.h"
+
+namespace cpplaunch::etcd {
+
+// What Client::Close() stops: a kept lease, a watch.
+class Stoppable {
+ public:
+  virtual ~Stoppable() = default;
+  virtual void Stop() = 0;
+};
+
+struct Client::Impl {
+  using Clock = std::chrono::steady_clock;
+
+  Impl(boost::asio::any_io_executor executor, ClientSettings settings);
+
+  // POSTs `body` to `path` with failover (etcd_client.h) and returns the body of the 200
+  // answer. `what` names the request in errors ("put '/k'"). Throws EtcdError.
+  Task<std::string> Call(std::string what, std::string path, std::string body);
+
+  // A new connection to endpoint `index`, registered so that Close() reaches it.
+  std::shared_ptr<HttpConnection> NewConnection(size_t index);
+  void Register(std::weak_ptr<Stoppable> stoppable);
+  void Close();
+  void ThrowIfClosed(const std::string& what) const;
+
+  boost::asio::any_io_executor executor;
+  ClientSettings settings;
+  std::unique_ptr<boost::asio::ssl::context> tls;  // https only
+  size_t preferred = 0;                            // the endpoint that answered last
+  bool closed = false;
+
+ private:
+  struct Attempt;
+  Task<Attempt> TryOnce(size_t index, const std::string& path, const std::string& body,
+                        Clock::time_point deadline);
+  std::shared_ptr<HttpConnection> TakeIdle(size_t index);
+
+  std::vector<std::shared_ptr<HttpConnection>> idle_;
+  std::vector<std::weak_ptr<HttpConnection>> live_;
+  std::vector<std::weak_ptr<Stoppable>> stoppables_;
+};
+
+// "1.5 s", for messages.
+std::string SecondsText(std::chrono::steady_clock::duration duration);
+// Quotes a key for messages, bytes outside printable ASCII as \xNN, cut at 80 characters.
+std::string QuoteKey(const std::string& key);
+
+}  // namespace cpplaunch::etcd

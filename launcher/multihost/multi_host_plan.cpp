@@ -1,0 +1,175 @@
+#include "launcher/multihost/multi_host_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "launcher/multihost/etcd_plan.h"
+#include "launcher/multihost/store_endpoint.h"
+
+namespace cpplaunch {
+namespace {
+
+using std::chrono::milliseconds;
+
+// torchrun takes whole seconds; fractions are accepted too (tests use short heartbeats).
+// Without `key`, *out keeps its value: the settings struct's default.
+bool Seconds(const RdzvConfig& conf, const char* key, milliseconds* out, std::string* error) {
+  auto text = conf.Get(key);
+  if (!text) return true;
+  char* end = nullptr;
+  double value = std::strtod(text->c_str(), &end);
+  if (text->empty() || *end != '\0' || !std::isfinite(value) || value < 0) {
+    *error = std::string("The rendezvous configuration option '") + key +
+             "' does not represent a valid number of seconds: '" + *text + "'";
+    return false;
+  }
+  *out = milliseconds(static_cast<int64_t>(std::llround(value * 1000)));
+  return true;
+}
+
+bool ReadConf(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
+  const RdzvConfig& conf = o.rdzv_conf;
+  RendezvousSettings& r = plan->rendezvous;
+  JobChannel::Settings& c = plan->channel;
+  // A key not given keeps the settings' default, torchrun's: timeout=900 is what the launcher
+  // adds to --rdzv-conf; join, last_call, close and heartbeat are dynamic_rendezvous's
+  // RendezvousTimeout defaults; read_timeout is the c10d backend's; keep_alive_interval 5 and
+  // keep_alive_max_attempt 3 come from its handler.
+  if (!Seconds(conf, "timeout", &r.timeout, error) ||
+      !Seconds(conf, "join_timeout", &r.join_timeout, error) ||
+      !Seconds(conf, "last_call_timeout", &r.last_call_timeout, error) ||
+      !Seconds(conf, "close_timeout", &r.close_timeout, error) ||
+      !Seconds(conf, "read_timeout", &r.read_timeout, error) ||
+      !Seconds(conf, "keep_alive_interval", &c.keep_alive_interval, error) ||
+      !Seconds(conf, "heartbeat_timeout", &c.heartbeat_timeout, error)) {
+    return false;
+  }
+  auto attempts = conf.GetInt("keep_alive_max_attempt", c.keep_alive_max_attempt, error);
+  if (!attempts) return false;
+  if (*attempts < 1) {
+    *error = "The rendezvous configuration option 'keep_alive_max_attempt' must be at least 1";
+    return false;
+  }
+  c.keep_alive_max_attempt = static_cast<int>(*attempts);
+  c.read_timeout = r.read_timeout;
+  return true;
+}
+
+// Where the store is. One host may default its endpoint (--standalone, or localhost for an
+// empty one); several hosts must all name the same one, so those defaults are errors here.
+bool LocateStore(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
+  if (plan->dynamic || !o.rdzv_endpoint.empty()) {
+    if (o.standalone) {
+      *error = "--standalone runs a single node; for --nnodes=" + std::to_string(o.max_nodes) +
+               " use --rdzv-backend=c10d --rdzv-endpoint=HOST:PORT on every node";
+      return false;
+    }
+    if (o.rdzv_endpoint.empty()) {
+      *error =
+          "--rdzv-endpoint=host:port is required for a c10d rendezvous over several hosts "
+          "(--nnodes=" +
+          NnodesText(o.min_nodes, o.max_nodes) + ")";
+      return false;
+    }
+  }
+  auto store = ResolveStoreEndpoint(o, error);
+  if (!store) return false;
+  plan->store_host = store->host;
+  plan->store_port = store->port;
+  return true;
+}
+
+// Who serves the store: torchrun's is_host overrides; a static job has a fixed rank 0; a
+// c10d job guesses from the endpoint's address, since no rank is known before the rendezvous.
+bool DecideStoreHost(const LaunchOptions& o, const LocalAddressTest& is_local_address,
+                     MultiHostPlan* plan, std::string* error) {
+  if (o.rdzv_conf.Get("is_host")) {
+    auto value = o.rdzv_conf.GetBool("is_host", false, error);
+    if (!value) return false;
+    plan->host_store = *value;
+    plan->host_forced = true;
+  } else if (!plan->dynamic) {
+    plan->host_store = o.node_rank == 0;
+    plan->host_forced = plan->host_store;
+  } else {
+    plan->host_store = is_local_address(plan->store_host);
+  }
+  return true;
+}
+
+void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid,
+                    MultiHostPlan* plan) {
+  RendezvousSettings& r = plan->rendezvous;
+  r.run_id = plan->run_id;
+  // A static rendezvous waits for every node: it has no elastic range.
+  r.min_nodes = plan->dynamic ? o.min_nodes : o.max_nodes;
+  r.max_nodes = o.max_nodes;
+  r.node_rank = o.node_rank;
+  r.max_restarts = o.max_restarts;
+  r.store_host = plan->store_host;
+  r.store_port = plan->store_port;
+  r.master_addr = plan->store_host;
+  r.master_port = plan->store_port;
+  r.secret = plan->security.secret;
+  r.self.addr = o.local_addr.value_or("");
+  // Unique among agents sharing a host name (several agents per host in loopback tests).
+  r.self.node_id = "_" + std::to_string(pid);
+  r.self.hostname = hostname;
+  r.self.local_world_size = o.nproc_per_node;
+  r.self.nnodes_min = o.min_nodes;
+  r.self.nnodes_max = o.max_nodes;
+  r.self.max_restarts = o.max_restarts;
+}
+
+// The legacy etcd backend's `timeout` bounds its whole rendezvous: it is the join timeout
+// unless join_timeout is given too.
+bool PlanEtcdSide(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
+  auto settings = PlanEtcd(o, error);
+  if (!settings) return false;
+  plan->etcd = true;
+  plan->etcd_settings = std::move(*settings);
+  plan->etcd_settings.lease_ttl =
+      EtcdLeaseTtl(plan->channel.keep_alive_interval, plan->channel.keep_alive_max_attempt);
+  if (o.rdzv_conf.Has("timeout") && !o.rdzv_conf.Has("join_timeout")) {
+    plan->rendezvous.join_timeout = plan->rendezvous.timeout;
+  }
+  // One request (all its endpoints) never outlasts the join: an unreachable cluster is reported
+  // within join_timeout.
+  auto& request_timeout = plan->etcd_settings.client.request_timeout;
+  request_timeout = std::min(request_timeout, plan->rendezvous.join_timeout);
+  return true;
+}
+
+void FillChannel(MultiHostPlan* plan) {
+  JobChannel::Settings& c = plan->channel;
+  c.run_id = plan->run_id;
+  c.store_host = plan->store_host;
+  c.store_port = plan->store_port;
+  c.secret = plan->security.secret;
+}
+
+}  // namespace
+
+std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::string& hostname,
+                                           int pid, const LocalAddressTest& is_local_address,
+                                           std::string* error, const StoreSecurity& security) {
+  MultiHostPlan plan;
+  plan.security = security;
+  plan.dynamic = IsDynamicRendezvous(o) || IsEtcdRendezvous(o);
+  plan.run_id = o.rdzv_id;
+  if (IsEtcdRendezvous(o)) {
+    if (!ReadConf(o, &plan, error) || !PlanEtcdSide(o, &plan, error)) return std::nullopt;
+    FillRendezvous(o, hostname, pid, &plan);
+    FillChannel(&plan);
+    return plan;
+  }
+  if (!ReadConf(o, &plan, error) || !LocateStore(o, &plan, error) ||
+      !DecideStoreHost(o, is_local_address, &plan, error)) {
+    return std::nullopt;
+  }
+  FillRendezvous(o, hostname, pid, &plan);
+  FillChannel(&plan);
+  return plan;
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,49 @@
+#pragma once
+// How this agent takes part in a multi-host job (--nnodes with MAX > 1), derived from the
+// options: which rendezvous, where the store is, whether this agent hosts it, and the
+// --rdzv-conf settings (torchrun's keys and defaults). Pure apart from `is_local_address`.
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "launcher/cli/options.h"
+#include "launcher/multihost/store_security.h"
+#include "rendezvous/c10d/job_channel.h"
+#include "rendezvous/core/rendezvous.h"
+#include "rendezvous/etcd/etcd_link.h"
+
+namespace cpplaunch {
+
+struct MultiHostPlan {
+  bool dynamic = false;  // c10d (or --standalone) or etcd rather than static
+  // etcd-v3 (etcd, etcd-v2): the rendezvous and the job channel live in etcd, and no agent
+  // hosts a store for the agents (store_host/store_port are unused).
+  bool etcd = false;
+  EtcdSettings etcd_settings;
+  std::string run_id;
+  std::string store_host;  // as the user wrote it (master addr or endpoint host)
+  int store_port = 0;
+  bool host_store = false;   // this agent starts the store server
+  bool host_forced = false;  // is_host given: failing to bind is an error, not "be a client"
+  StoreSecurity security;    // for the store this agent may host; its secret is in both below
+  RendezvousSettings rendezvous;
+  JobChannel::Settings channel;
+  std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};
+  std::chrono::milliseconds depart_linger{std::chrono::seconds(10)};
+};
+
+// True when `host` (numeric or a name) is an address of one of this host's interfaces; the
+// real one is IsLocalAddress (host_info.h).
+using LocalAddressTest = std::function<bool(const std::string& host)>;
+
+// `hostname` and `pid` identify this agent in messages and node ids; `security` (loaded by
+// LoadStoreSecurity) goes to the store and, its secret, to every agent connection. Returns
+// nullopt with *error for a malformed --rdzv-conf value or endpoint (torchrun: exit 1).
+std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& options,
+                                           const std::string& hostname, int pid,
+                                           const LocalAddressTest& is_local_address,
+                                           std::string* error, const StoreSecurity& security = {});
+
+}  // namespace cpplaunch

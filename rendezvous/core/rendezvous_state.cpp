@@ -1,0 +1,403 @@
+#include "rendezvous/core/rendezvous_state.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <set>
+
+#include "base/text.h"
+#include "rendezvous/core/node_info.h"
+#include "rendezvous/core/record_limits.h"
+#include "rendezvous/core/text_record.h"
+
+namespace cpplaunch {
+namespace {
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += ',';
+    out += item;
+  }
+  return out;
+}
+
+// The items of a list written by Join: the comma pieces without a trailing empty one, so that
+// an empty text is an empty list (and "a," reads as {"a"}, as records have always been read).
+std::vector<std::string> ParseList(std::string_view text) {
+  std::vector<std::string_view> pieces = Split(text, ',');
+  if (pieces.back().empty()) pieces.pop_back();
+  return {pieces.begin(), pieces.end()};
+}
+
+// A node-id list of a decoded state: at most `max_items` ids of 1..kMaxNodeIdBytes bytes, in
+// strictly increasing order (ranks are indexes into the sorted list, and RankOf searches it).
+bool ReadList(const TextRecord& fields, std::string_view key, std::size_t max_bytes,
+              int64_t max_items, std::vector<std::string>* out, std::string* error) {
+  std::string text;
+  if (!fields.GetText(key, max_bytes, &text, error)) return false;
+  std::vector<std::string> items = ParseList(text);
+  const std::string field = "rendezvous state field '" + std::string(key) + "'";
+  if (static_cast<int64_t>(items.size()) > max_items) {
+    *error = field + " has " + std::to_string(items.size()) + " node ids, more than " +
+             std::to_string(max_items);
+    return false;
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].empty() || items[i].size() > record_limits::kMaxNodeIdBytes) {
+      *error = field + " holds an empty or overlong node id";
+      return false;
+    }
+    if (i > 0 && !(items[i - 1] < items[i])) {
+      *error = field + " is not sorted without duplicates";
+      return false;
+    }
+  }
+  *out = std::move(items);
+  return true;
+}
+
+// Participants are kept sorted: a node's rank is its index, so every agent derives the same
+// ranks from the same state whatever the order in which the nodes joined.
+void InsertSorted(std::vector<std::string>* list, const std::string& item) {
+  auto at = std::lower_bound(list->begin(), list->end(), item);
+  if (at == list->end() || *at != item) list->insert(at, item);
+}
+
+void Erase(std::vector<std::string>* list, std::string_view item) {
+  list->erase(std::remove(list->begin(), list->end(), item), list->end());
+}
+
+// Every write bumps the version: the driver's COMPARE_SET against the text it read then fails
+// for whichever of two concurrent writers comes second, and waiters wake on version + 1.
+JoinDecision Write(RendezvousState next) {
+  ++next.version;
+  JoinDecision decision;
+  decision.action = JoinAction::kWrite;
+  decision.next = std::move(next);
+  return decision;
+}
+
+JoinDecision Wait(const RendezvousState& state, int64_t wake_at_ms) {
+  JoinDecision decision;
+  decision.action = JoinAction::kWait;
+  decision.next = state;
+  decision.wake_at_ms = wake_at_ms;
+  return decision;
+}
+
+// Adds `me` to an incomplete round: arms the last call at MIN, completes at MAX, as torchrun's
+// dynamic rendezvous gives late joiners last_call_timeout once MIN nodes are in.
+JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t now_ms) {
+  Erase(&next.wait_list, me.node_id);
+  InsertSorted(&next.participants, me.node_id);
+  // Hosts may come from different attempts; the job's restart count only grows.
+  next.restart_count = std::max(next.restart_count, me.restart_count);
+  const auto size = static_cast<int>(next.participants.size());
+  if (size >= next.max_nodes) {
+    next.complete = true;
+    next.last_call_deadline_ms = 0;
+    ++next.epoch;
+  } else if (size >= next.min_nodes && next.last_call_deadline_ms == 0) {
+    next.last_call_deadline_ms = now_ms + me.last_call_timeout.count();
+    ++next.epoch;
+  }
+  return Write(std::move(next));
+}
+
+RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
+  RendezvousState next;
+  next.version = old.version;
+  next.epoch = old.epoch + 1;
+  next.round = std::max(me.min_round, old.round + 1);
+  next.restart_count = std::max(old.restart_count, me.restart_count);
+  next.min_nodes = old.min_nodes;
+  next.max_nodes = old.max_nodes;
+  next.admitted = old.admitted;  // the join queue's lines stay applied
+  return next;
+}
+
+JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& me, int64_t now_ms) {
+  if (state.RankOf(me.node_id) < 0) {
+    if (static_cast<int>(state.participants.size()) < state.max_nodes) {
+      return AddParticipant(state, me, now_ms);
+    }
+    return Wait(state, 0);  // cannot happen: reaching MAX completes the round
+  }
+  if (me.restart_count > state.restart_count) {
+    RendezvousState next = state;
+    next.restart_count = me.restart_count;
+    return Write(std::move(next));
+  }
+  if (auto next = CompletedAtLastCall(state, now_ms)) {
+    JoinDecision decision;
+    decision.action = JoinAction::kWrite;
+    decision.next = std::move(*next);
+    return decision;
+  }
+  return Wait(state, state.last_call_deadline_ms);
+}
+
+JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me) {
+  int rank = state.RankOf(me.node_id);
+  if (rank >= 0) {
+    JoinDecision decision;
+    decision.action = JoinAction::kDone;
+    decision.next = state;
+    decision.rank = rank;
+    return decision;
+  }
+  if (state.IsWaiting(me.node_id)) return Wait(state, 0);
+  if (static_cast<int>(state.participants.size()) >= state.max_nodes) {
+    return Wait(state, 0);  // full: wait for a slot without forcing a restart
+  }
+  // A late node joins the wait list, not the complete round, whose ranks are already handed out;
+  // the driver then announces it, which ends the running round (a membership change), and the
+  // next round takes it in.
+  RendezvousState next = state;
+  InsertSorted(&next.wait_list, me.node_id);
+  return Write(std::move(next));
+}
+
+}  // namespace
+
+std::string RendezvousState::Encode() const {
+  TextRecordBuilder out;
+  out.AddInt("version", version)
+      .AddInt("epoch", epoch)
+      .AddInt("round", round)
+      .AddInt("restart_count", restart_count)
+      .AddInt("min_nodes", min_nodes)
+      .AddInt("max_nodes", max_nodes)
+      .Add("complete", complete ? "1" : "0")
+      .Add("closed", closed ? "1" : "0")
+      .AddInt("last_call_deadline_ms", last_call_deadline_ms)
+      .Add("participants", Join(participants))
+      .Add("wait_list", Join(wait_list))
+      .Add("closed_reason", closed_reason)
+      .AddInt("admitted", admitted);
+  return out.text();
+}
+
+std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, std::string* error) {
+  namespace limits = record_limits;
+  auto fields = TextRecord::Parse(text, "rendezvous state", error);
+  if (!fields) return std::nullopt;
+  RendezvousState state;
+  int64_t complete = 0, closed = 0;
+  if (!fields->GetInt64In("version", 0, INT64_MAX, &state.version, error) ||
+      !fields->GetInt64In("round", 0, limits::kMaxCount, &state.round, error) ||
+      !fields->GetIntIn("restart_count", 0, limits::kMaxCount, &state.restart_count, error) ||
+      !fields->GetIntIn("min_nodes", 1, limits::kMaxNodes, &state.min_nodes, error) ||
+      !fields->GetIntIn("max_nodes", state.min_nodes, limits::kMaxNodes, &state.max_nodes, error) ||
+      !fields->GetInt64In("complete", 0, 1, &complete, error) ||
+      !fields->GetInt64In("closed", 0, 1, &closed, error) ||
+      !fields->GetInt64In("last_call_deadline_ms", 0, INT64_MAX, &state.last_call_deadline_ms,
+                          error) ||
+      !fields->GetText("closed_reason", limits::kMaxDetailBytes, &state.closed_reason, error)) {
+    return std::nullopt;
+  }
+  if (!fields->Text("epoch").empty() &&
+      !fields->GetInt64In("epoch", 0, INT64_MAX, &state.epoch, error)) {
+    return std::nullopt;
+  }
+  if (!fields->Text("admitted").empty() &&
+      !fields->GetInt64In("admitted", 0, INT64_MAX, &state.admitted, error)) {
+    return std::nullopt;
+  }
+  state.complete = complete != 0;
+  state.closed = closed != 0;
+  // Checked before they are split: a list longer than the job can be is refused without
+  // building it.
+  const std::size_t max_list_bytes =
+      static_cast<std::size_t>(state.max_nodes) * (limits::kMaxNodeIdBytes + 1);
+  if (!ReadList(*fields, "participants", max_list_bytes, state.max_nodes, &state.participants,
+                error) ||
+      !ReadList(*fields, "wait_list", max_list_bytes, limits::kMaxNodes, &state.wait_list, error)) {
+    return std::nullopt;
+  }
+  return state;
+}
+
+int RendezvousState::RankOf(std::string_view node_id) const {
+  auto at = std::lower_bound(participants.begin(), participants.end(), node_id);
+  if (at == participants.end() || *at != node_id) return -1;
+  return static_cast<int>(at - participants.begin());
+}
+
+bool RendezvousState::IsWaiting(std::string_view node_id) const {
+  return std::find(wait_list.begin(), wait_list.end(), node_id) != wait_list.end();
+}
+
+JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const JoinRequest& me,
+                        int64_t now_ms) {
+  if (!current) {
+    RendezvousState fresh;
+    fresh.round = me.min_round;
+    fresh.restart_count = me.restart_count;
+    fresh.min_nodes = me.min_nodes;
+    fresh.max_nodes = me.max_nodes;
+    return AddParticipant(std::move(fresh), me, now_ms);
+  }
+  const RendezvousState& state = *current;
+  if (state.closed) {
+    JoinDecision decision;
+    decision.action = JoinAction::kClosed;
+    decision.next = state;
+    decision.message =
+        state.closed_reason.empty() ? "the job's rendezvous is closed" : state.closed_reason;
+    return decision;
+  }
+  if (state.min_nodes != me.min_nodes || state.max_nodes != me.max_nodes) {
+    JoinDecision decision;
+    decision.action = JoinAction::kMismatch;
+    decision.next = state;
+    decision.message =
+        "this host was started with --nnodes=" + NnodesText(me.min_nodes, me.max_nodes) +
+        " but the job's rendezvous uses --nnodes=" + NnodesText(state.min_nodes, state.max_nodes) +
+        " (set by the first host that joined)";
+    return decision;
+  }
+  if (state.round < me.min_round) return AddParticipant(NewRound(state, me), me, now_ms);
+  if (!state.complete) return DecideIncomplete(state, me, now_ms);
+  return DecideComplete(state, me);
+}
+
+std::string EncodeSummary(const RendezvousState& state) {
+  RendezvousState cut = state;
+  cut.participants.resize(std::min(cut.participants.size(), StateSummary::kSummaryIds));
+  cut.wait_list.resize(std::min(cut.wait_list.size(), StateSummary::kSummaryIds));
+  TextRecordBuilder joined;
+  joined.AddInt("joined", static_cast<int64_t>(state.participants.size()));
+  return cut.Encode() + joined.text();
+}
+
+std::optional<StateSummary> DecodeSummary(std::string_view text, std::string* error) {
+  StateSummary summary;
+  auto state = RendezvousState::Decode(text, error);
+  auto fields = TextRecord::Parse(text, "rendezvous summary", error);
+  if (!state || !fields ||
+      !fields->GetIntIn("joined", static_cast<int64_t>(state->participants.size()),
+                        state->max_nodes, &summary.joined, error)) {
+    return std::nullopt;
+  }
+  summary.state = std::move(*state);
+  return summary;
+}
+
+std::optional<RendezvousState> CompletedAtLastCall(const RendezvousState& state, int64_t now_ms) {
+  if (state.complete || state.closed || state.last_call_deadline_ms == 0 ||
+      static_cast<int>(state.participants.size()) < state.min_nodes ||
+      now_ms < state.last_call_deadline_ms) {
+    return std::nullopt;
+  }
+  RendezvousState next = state;
+  next.complete = true;
+  next.last_call_deadline_ms = 0;
+  ++next.epoch;
+  ++next.version;
+  return next;
+}
+
+Admission AdmitJoins(const std::optional<RendezvousState>& current,
+                     const std::vector<JoinRequest>& requests, int64_t now_ms) {
+  Admission out;
+  out.admitted.assign(requests.size(), false);
+  size_t first = 0;
+  if (current) {
+    out.next = *current;
+  } else if (!requests.empty()) {
+    out.next = DecideJoin(std::nullopt, requests.front(), now_ms).next;  // creates the state
+    out.admitted[0] = true;
+    first = 1;
+  }
+  RendezvousState& s = out.next;
+  const int64_t epoch_before = current ? current->epoch : 0;
+  // New participants are sorted in once at the end: one sorted insert per join would make a
+  // batch of N joins cost N^2.
+  std::vector<std::string> joined;
+  std::set<std::string_view> seen;
+  auto size = static_cast<int>(s.participants.size());
+  for (size_t i = first; i < requests.size(); ++i) {
+    const JoinRequest& r = requests[i];
+    if (s.closed || s.min_nodes != r.min_nodes || s.max_nodes != r.max_nodes) continue;
+    if (s.round < r.min_round) {
+      // A restarted host opens the next round, as DecideJoin would; whoever joined the old one
+      // in this batch must look again.
+      for (size_t j = 0; j < i; ++j) out.admitted[j] = false;
+      s = NewRound(s, r);
+      joined.clear();
+      seen.clear();
+      size = 0;
+    }
+    if (s.complete) continue;
+    if (s.RankOf(r.node_id) >= 0 || seen.count(r.node_id)) {
+      out.admitted[i] = true;  // asked again (a retry): already in
+      s.restart_count = std::max(s.restart_count, r.restart_count);
+      continue;
+    }
+    if (size >= s.max_nodes) continue;
+    joined.push_back(r.node_id);
+    seen.insert(r.node_id);
+    out.admitted[i] = true;
+    s.restart_count = std::max(s.restart_count, r.restart_count);
+    ++size;
+    if (size >= s.max_nodes) {
+      s.complete = true;
+      s.last_call_deadline_ms = 0;
+      ++s.epoch;
+    } else if (size >= s.min_nodes && s.last_call_deadline_ms == 0) {
+      s.last_call_deadline_ms = now_ms + r.last_call_timeout.count();
+      ++s.epoch;
+    }
+  }
+  std::sort(joined.begin(), joined.end());
+  std::vector<std::string> merged;
+  merged.reserve(s.participants.size() + joined.size());
+  std::merge(std::make_move_iterator(s.participants.begin()),
+             std::make_move_iterator(s.participants.end()), std::make_move_iterator(joined.begin()),
+             std::make_move_iterator(joined.end()), std::back_inserter(merged));
+  s.participants = std::move(merged);
+  for (const auto& id : seen) Erase(&s.wait_list, id);
+  s.version = (current ? current->version : 0) + 1;
+  if (s.epoch != epoch_before) s.epoch = epoch_before + 1;
+  s.admitted = (current ? current->admitted : 0) + static_cast<int64_t>(requests.size());
+  return out;
+}
+
+RendezvousState WithoutNode(RendezvousState state, std::string_view node_id) {
+  Erase(&state.wait_list, node_id);
+  // A complete round keeps its participants: ranks are indexes into the list, and the others'
+  // ranks are handed out already.
+  if (!state.complete) {
+    Erase(&state.participants, node_id);
+    if (static_cast<int>(state.participants.size()) < state.min_nodes &&
+        state.last_call_deadline_ms != 0) {
+      state.last_call_deadline_ms = 0;
+      ++state.epoch;
+    }
+  }
+  ++state.version;
+  return state;
+}
+
+RendezvousState WithoutNodes(RendezvousState state, const std::vector<std::string>& gone) {
+  const int64_t version = state.version;
+  for (const auto& id : gone) state = WithoutNode(std::move(state), id);
+  state.version = version + 1;
+  return state;
+}
+
+RendezvousState Closed(RendezvousState state, std::string reason) {
+  state.closed = true;
+  state.closed_reason = std::move(reason);
+  ++state.version;
+  ++state.epoch;
+  return state;
+}
+
+bool MembershipChangePending(const RendezvousState& state, int64_t round) {
+  return state.round > round || (state.round == round && !state.wait_list.empty());
+}
+
+}  // namespace cpplaunch

@@ -1,0 +1,415 @@
+#include "rendezvous/etcd/etcd_rendezvous.h"
+
+#include <algorithm>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <map>
+
+#include "rendezvous/c10d/store_steps.h"
+#include "rendezvous/core/waiting_line.h"
+
+namespace cpplaunch {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto kRetryPause = std::chrono::milliseconds(500);
+
+// Wall-clock: the last-call deadline is shared by every host through the state (as with c10d).
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The address of the interface that routes to etcd: a connected UDP socket sends nothing but
+// knows its local address, as the c10d backend knows it from its TCP connection to the store.
+asio::awaitable<std::string> LocalAddressToward(const etcd::Endpoint& endpoint) {
+  auto executor = co_await asio::this_coro::executor;
+  asio::ip::udp::resolver resolver(executor);
+  const std::string port = std::to_string(endpoint.port);
+  auto results = co_await resolver.async_resolve(endpoint.host, port, asio::use_awaitable);
+  asio::ip::udp::socket socket(executor);
+  const auto& remote = results.begin()->endpoint();
+  socket.open(remote.protocol());
+  socket.connect(remote);
+  co_return socket.local_endpoint().address().to_string();
+}
+
+}  // namespace
+
+EtcdRendezvous::EtcdRendezvous(asio::any_io_executor executor, RendezvousSettings settings,
+                               std::shared_ptr<EtcdLink> link)
+    : settings_(std::move(settings)), link_(std::move(link)), wake_(executor) {}
+
+EtcdRendezvous::~EtcdRendezvous() {
+  *alive_ = false;
+  StopWatch();
+}
+
+RendezvousError EtcdRendezvous::Error(const std::string& what) const {
+  return RendezvousError("rendezvous of job '" + settings_.run_id + "' through etcd at " +
+                         link_->Endpoints() + " from " + settings_.self.Label() + ": " + what);
+}
+
+Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTransition> previous) {
+  const auto started = Clock::now();
+  const auto deadline = started + settings_.join_timeout;
+  try {
+    co_await Connect(deadline);
+    if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
+    co_await PublishSelf();
+    JoinRequest me = JoinRequestFor(previous);
+    next_progress_ = Clock::now() + settings_.progress_interval;
+    Snapshot snapshot = co_await Read();
+    WatchState(snapshot.revision + 1);
+    for (;;) {
+      JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
+      switch (decision.action) {
+        case JoinAction::kWrite:
+          if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
+          if (co_await Write(&snapshot, decision.next) && decision.next.IsWaiting(me.node_id)) {
+            co_await AnnounceWaiting(decision.next);
+          }
+          break;
+        case JoinAction::kDone:
+          if (auto result = co_await Finish(decision.next, decision.rank)) co_return *result;
+          // A member died before the round started: it ended, and this agent asks for the next.
+          me.min_round = decision.next.round + 1;
+          me.restart_count = std::max(me.restart_count, decision.next.restart_count + 1);
+          snapshot = co_await Read();
+          break;
+        case JoinAction::kClosed:
+          throw Error("its rendezvous is closed (" + decision.message + ")");
+        case JoinAction::kMismatch:
+          co_await RefuseMismatch(&snapshot, decision);  // throws
+          break;
+        case JoinAction::kWait:
+          if (Clock::now() >= deadline) {
+            co_await Leave(snapshot);
+            const std::string joined = snapshot.state
+                                           ? std::to_string(snapshot.state->participants.size()) +
+                                                 " host(s) had joined round " +
+                                                 std::to_string(snapshot.state->round)
+                                           : "no host had joined";
+            throw Error("timed out after " + FormatSeconds(Clock::now() - started) +
+                        " (join_timeout): " + joined +
+                        ", --nnodes=" + NnodesText(settings_.min_nodes, settings_.max_nodes));
+          }
+          co_await WaitForNews(snapshot, decision, deadline);
+          snapshot = co_await Read();
+          break;
+      }
+    }
+  } catch (const etcd::EtcdError& error) {
+    StopWatch();
+    throw Error(error.what());
+  } catch (...) {
+    StopWatch();
+    throw;
+  }
+}
+
+// The first contact: the lease, retried while no member answers (a cluster still starting),
+// with progress lines, until the join deadline.
+Rendezvous::Task<void> EtcdRendezvous::Connect(Clock::time_point deadline) {
+  if (connected_) co_return;
+  auto next_line = Clock::now() + settings_.progress_interval;
+  for (;;) {
+    std::string why;
+    try {
+      co_await link_->EnsureLease();
+      break;
+    } catch (const etcd::EtcdError& error) {
+      if (!error.unreachable() || Clock::now() + kRetryPause >= deadline) {
+        throw Error(std::string("cannot reach etcd: ") + error.what());
+      }
+      why = error.what();
+    }
+    if (Clock::now() >= next_line && settings_.progress) {
+      settings_.progress("cannot reach etcd at " + link_->Endpoints() + " yet (" + why +
+                         "); retrying for " + FormatSeconds(deadline - Clock::now()));
+      next_line = Clock::now() + settings_.progress_interval;
+    }
+    wake_.expires_after(kRetryPause);
+    boost::system::error_code ignored;
+    co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
+  NodeInfo& self = settings_.self;
+  if (self.addr.empty()) {
+    self.addr = co_await LocalAddressToward(link_->settings().client.endpoints.front());
+  }
+  if (self.node_id.empty() || self.node_id.front() == '_') self.node_id = self.addr + self.node_id;
+  connected_ = true;
+}
+
+// The record is written anew before every round: it carries the port this agent offers for the
+// round's workers' store, fresh each round.
+Rendezvous::Task<void> EtcdRendezvous::PublishSelf() {
+  NodeInfo& self = settings_.self;
+  const auto& offer = link_->settings().offer_store_port;
+  self.worker_store_port = offer ? offer() : 0;
+  std::string key = link_->keys().Node(self.node_id);
+  std::string record = self.Encode();
+  co_await link_->client().Put(std::move(key), std::move(record), link_->lease());
+}
+
+JoinRequest EtcdRendezvous::JoinRequestFor(const std::optional<RoundTransition>& previous) const {
+  JoinRequest me;
+  me.node_id = settings_.self.node_id;
+  me.min_nodes = settings_.min_nodes;
+  me.max_nodes = settings_.max_nodes;
+  me.last_call_timeout = settings_.last_call_timeout;
+  me.min_round = previous ? previous->round + 1 : 0;
+  me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+  return me;
+}
+
+Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
+  std::string key = link_->keys().State();
+  etcd::RangeResult range = co_await link_->client().Range(std::move(key));
+  Snapshot snapshot;
+  snapshot.revision = range.revision;
+  if (range.kvs.empty()) co_return snapshot;
+  std::string error;
+  snapshot.state = RendezvousState::Decode(range.kvs.front().value, &error);
+  if (!snapshot.state) throw Error("unreadable rendezvous state: " + error);
+  snapshot.mod_revision = range.kvs.front().mod_revision;
+  co_return snapshot;
+}
+
+// One transaction: store `next` if the state is still the one read (its mod_revision, or its
+// absence), else read the current one.
+Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const RendezvousState& next) {
+  const std::string key = link_->keys().State();
+  std::vector<etcd::Compare> compare{
+      snapshot->mod_revision == 0
+          ? etcd::Compare::Absent(key)
+          : etcd::Compare::ModRevision(key, etcd::Compare::Op::kEqual, snapshot->mod_revision)};
+  std::vector<etcd::TxnOp> success{etcd::TxnOp::Put(key, next.Encode())};
+  std::vector<etcd::TxnOp> failure{etcd::TxnOp::Range(key)};
+  etcd::TxnResult result =
+      co_await link_->client().Txn(std::move(compare), std::move(success), std::move(failure));
+  snapshot->revision = result.revision;
+  if (result.succeeded) {
+    snapshot->state = next;
+    snapshot->mod_revision = result.revision;
+    co_return true;
+  }
+  snapshot->state.reset();
+  snapshot->mod_revision = 0;
+  if (!result.ranges.empty() && !result.ranges.front().kvs.empty()) {
+    std::string error;
+    snapshot->state = RendezvousState::Decode(result.ranges.front().kvs.front().value, &error);
+    if (!snapshot->state) throw Error("unreadable rendezvous state: " + error);
+    snapshot->mod_revision = result.ranges.front().kvs.front().mod_revision;
+  }
+  co_return false;
+}
+
+// Before a write completes a round, every participant must still hold its lease (its record):
+// one that died while the round waited is removed, and the join decides again.
+Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
+                                                            const RendezvousState& next) {
+  if (!next.complete || !snapshot->state || snapshot->state->complete) co_return false;
+  std::string nodes = link_->keys().Nodes();
+  std::string end = etcd::PrefixEnd(nodes);
+  etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
+  std::map<std::string, bool> present;
+  for (const auto& kv : range.kvs) present[link_->keys().NodeIdOf(kv.key)] = true;
+  std::vector<std::string> gone;
+  for (const auto& id : next.participants) {
+    if (id == settings_.self.node_id || present.count(id)) continue;
+    gone.push_back(id);
+    if (settings_.progress) {
+      settings_.progress("host " + id + " left round " + std::to_string(snapshot->state->round) +
+                         " before it completed (its etcd lease expired)");
+    }
+  }
+  if (gone.empty()) co_return false;
+  co_await Write(snapshot, WithoutNodes(*snapshot->state, gone));
+  co_return true;
+}
+
+Rendezvous::Task<void> EtcdRendezvous::AnnounceWaiting(const RendezvousState& state) {
+  RoundEnd notice;
+  notice.kind = RoundEndKind::kMembershipChange;
+  notice.host = settings_.self.hostname;
+  notice.addr = settings_.self.addr;
+  notice.detail = "round " + std::to_string(state.round) + " has " +
+                  std::to_string(state.participants.size()) + " of at most " +
+                  std::to_string(state.max_nodes) + " hosts";
+  co_await link_->EndRound(state.round, notice);
+  if (settings_.progress) {
+    settings_.progress("job '" + settings_.run_id + "' is running with " +
+                       std::to_string(state.participants.size()) +
+                       " host(s); asked it to restart so that this host can join");
+  }
+}
+
+// As with c10d: the rendezvous is closed with the mismatch, and a running round is told.
+Rendezvous::Task<void> EtcdRendezvous::RefuseMismatch(Snapshot* snapshot,
+                                                      const JoinDecision& decision) {
+  const NodeInfo& self = settings_.self;
+  std::string message = self.Label() + ": " + decision.message;
+  const RendezvousState closed = Closed(decision.next, message);
+  co_await Write(snapshot, closed);
+  if (decision.next.complete) {
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kConfigError;
+    notice.host = self.hostname;
+    notice.addr = self.addr;
+    notice.detail = message;
+    co_await link_->EndRound(decision.next.round, notice);
+  }
+  throw RendezvousError(message);
+}
+
+void EtcdRendezvous::WatchState(int64_t from_revision) {
+  watch_ended_ = false;
+  auto alive = alive_;
+  watch_ = etcd::StartWatch(
+      link_->client(), link_->keys().State(), "", from_revision,
+      [this, alive](const std::vector<etcd::WatchEvent>& events) {
+        if (!*alive) return;
+        for (const auto& event : events) {
+          latest_change_ = std::max(latest_change_, event.kv.mod_revision);
+        }
+        wake_.cancel();
+      },
+      [this, alive](const std::string&) {
+        if (!*alive) return;
+        watch_ended_ = true;  // compacted or every member lost: re-read, then watch again
+        wake_.cancel();
+      });
+}
+
+void EtcdRendezvous::StopWatch() {
+  watch_.reset();
+  watch_ended_ = true;
+}
+
+// Waits for a change of the state (the watch), the decision's wake-up time (last call) or the
+// next progress line, whichever comes first.
+Rendezvous::Task<void> EtcdRendezvous::WaitForNews(const Snapshot& snapshot,
+                                                   const JoinDecision& decision,
+                                                   Clock::time_point deadline) {
+  if (watch_ended_) {
+    WatchState(snapshot.revision + 1);
+  } else if (latest_change_ <= snapshot.mod_revision) {
+    auto until = std::min(deadline, next_progress_);
+    if (decision.wake_at_ms != 0) {
+      until =
+          std::min(until, Clock::now() + std::chrono::milliseconds(decision.wake_at_ms - WallMs()));
+    }
+    wake_.expires_at(until);
+    boost::system::error_code ignored;
+    co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
+  if (Clock::now() >= next_progress_) {
+    ReportProgress(decision.next, deadline);
+    next_progress_ = Clock::now() + settings_.progress_interval;
+  }
+}
+
+Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
+  try {
+    for (int attempt = 0; attempt < 5 && snapshot.state; ++attempt) {
+      const auto& state = *snapshot.state;
+      const std::string& me = settings_.self.node_id;
+      bool listed = state.IsWaiting(me) || (!state.complete && state.RankOf(me) >= 0);
+      if (!listed) co_return;
+      const RendezvousState without = WithoutNode(state, me);
+      if (co_await Write(&snapshot, without)) co_return;
+    }
+  } catch (const std::exception&) {
+    // Leaving is a courtesy to the others; the timeout is what this host reports.
+  }
+}
+
+Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
+    const RendezvousState& state, int rank) {
+  StopWatch();
+  std::string nodes = link_->keys().Nodes();
+  std::string end = etcd::PrefixEnd(nodes);
+  etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
+  std::map<std::string, NodeInfo> records;
+  for (const auto& kv : range.kvs) {
+    std::string error;
+    auto node = NodeInfo::Decode(kv.value, &error);
+    if (!node) throw Error("unreadable node record " + kv.key + ": " + error);
+    records[link_->keys().NodeIdOf(kv.key)] = std::move(*node);
+  }
+  RendezvousResult result;
+  std::vector<NodeInfo> members;
+  std::vector<std::string> liveness_keys;
+  std::vector<std::string> gone;
+  for (const auto& id : state.participants) {
+    auto found = records.find(id);
+    if (found == records.end()) {
+      gone.push_back(id);
+    } else {
+      members.push_back(found->second);
+      liveness_keys.push_back(link_->keys().Node(id));
+    }
+  }
+  if (!gone.empty()) {
+    if (std::find(gone.begin(), gone.end(), settings_.self.node_id) != gone.end()) {
+      throw Error("this agent's etcd lease expired");
+    }
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kPeerLost;
+    notice.host = gone.front();
+    notice.node_rank = state.RankOf(gone.front());
+    notice.detail = "its etcd lease expired before round " + std::to_string(state.round) +
+                    " started, noticed by " + settings_.self.Label();
+    RoundEnd winner = co_await link_->EndRound(state.round, notice);
+    if (settings_.progress) {
+      settings_.progress("round " + std::to_string(state.round) + " ended before it started (" +
+                         winner.Describe() + "); joining the next one");
+    }
+    co_return std::nullopt;
+  }
+  link_->round_revision = range.revision;
+  result.round = state.round;
+  result.restart_count = state.restart_count;
+  result.group_rank = rank;
+  SetEveryMember(&result, std::move(members), liveness_keys);
+  result.master_addr = result.Member(0).node.addr;
+  result.master_port = result.Member(0).node.worker_store_port;
+  co_return result;
+}
+
+void EtcdRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline) {
+  if (!settings_.progress) return;
+  const std::string where = "etcd at " + link_->Endpoints();
+  WaitingView view{settings_.run_id, settings_.self.node_id, where,
+                   std::chrono::milliseconds(state.last_call_deadline_ms - WallMs()),
+                   deadline - Clock::now()};
+  settings_.progress(WaitingLine(state, view));
+}
+
+Rendezvous::Task<void> EtcdRendezvous::Close(std::string reason) {
+  const auto deadline = Clock::now() + settings_.close_timeout;
+  try {
+    while (connected_ && Clock::now() < deadline) {
+      Snapshot snapshot = co_await Read();
+      if (!snapshot.state || snapshot.state->closed) co_return;
+      const RendezvousState closed = Closed(*snapshot.state, reason);
+      if (co_await Write(&snapshot, closed)) co_return;
+    }
+  } catch (const std::exception&) {
+    // Best effort: the job is over either way.
+  }
+}
+
+Rendezvous::Task<void> EtcdRendezvous::Disarm() { co_await link_->RevokeLease(); }
+
+void EtcdRendezvous::Cancel() {
+  StopWatch();
+  wake_.cancel();
+  link_->Close();
+}
+
+}  // namespace cpplaunch

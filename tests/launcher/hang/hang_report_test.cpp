@@ -1,0 +1,42 @@
+// The words of a --hang-timeout ending.
+
+#include "launcher/hang/hang_report.h"
+
+#include <catch2/catch.hpp>
+
+namespace cpplaunch {
+namespace {
+
+using std::chrono::milliseconds;
+
+const std::string kStuckInAllReduce =
+    "Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
+    "  File \"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py\", line 1536 "
+    "in all_reduce\n"
+    "  File \"/job/train.py\", line 42 in <module>\n";
+
+TEST_CASE("HangNotice and HangReason", "[agent][hang_report]") {
+  CHECK(HangNotice(milliseconds(5000))
+            .starts_with("no worker made progress for 5 s (--hang-timeout"));
+  CHECK(HangNotice(milliseconds(2500)).starts_with("no worker made progress for 2.5 s"));
+  CHECK(HangReason(HangCause(milliseconds(5000)), kStuckInAllReduce) ==
+        "no progress for 5 s (--hang-timeout); stopped with SIGABRT for its stack: all_reduce at "
+        "train.py:42");
+  CHECK(HangReason(RemoteHangCause(), "no dump here\n")
+            .ends_with("<no Python stack: not a Python worker, or its stderr was not seen>"));
+}
+
+TEST_CASE("FormatHangReport: each rank's place, then the stacks", "[agent][hang_report]") {
+  const std::string report = FormatHangReport({{0, 0, kStuckInAllReduce}, {3, 1, ""}});
+  CHECK(report ==
+        "cpplaunch: where each rank was when the job stopped making progress:\n"
+        "cpplaunch:   rank 0: all_reduce at train.py:42\n"
+        "cpplaunch:   rank 3: <no Python stack: not a Python worker, or its stderr was not seen>\n"
+        "cpplaunch: rank 0 (local rank 0), most recent call first:\n"
+        "    File \"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py\", line "
+        "1536 in all_reduce\n"
+        "    File \"/job/train.py\", line 42 in <module>\n");
+}
+
+}  // namespace
+}  // namespace cpplaunch

@@ -1,0 +1,30 @@
+#include "rendezvous/etcd/etcd_keys.h"
+
+#include <catch2/catch.hpp>
+
+namespace cpplaunch {
+namespace {
+
+TEST_CASE("etcd keys: one job's keys under <prefix>/<run_id>/") {
+  EtcdKeys keys("/cpplaunch/rdzv/", "job7");
+  CHECK(keys.Run() == "/cpplaunch/rdzv/job7/");
+  CHECK(keys.State() == "/cpplaunch/rdzv/job7/state");
+  CHECK(keys.Node("10.0.0.2_77") == "/cpplaunch/rdzv/job7/node/10.0.0.2_77");
+  CHECK(keys.End(3) == "/cpplaunch/rdzv/job7/r3/end");
+  CHECK(keys.Arrival(3, 1) == "/cpplaunch/rdzv/job7/r3/barrier/1");
+  CHECK(keys.Arrival(3, 1).starts_with(keys.Barrier(3)));
+  CHECK(EtcdKeys("/p", "j").Run() == EtcdKeys("/p//", "j").Run());
+}
+
+TEST_CASE("etcd keys: a node id is read back from its record's key only") {
+  EtcdKeys keys("/p", "j");
+  CHECK(keys.NodeIdOf(keys.Node("a_1")) == "a_1");
+  CHECK(keys.NodeIdOf(keys.Nodes()).empty());
+  CHECK(keys.NodeIdOf(keys.State()).empty());
+  CHECK(keys.NodeIdOf("/p/other/node/a_1").empty());
+  // Another job whose id extends this one's is not this job.
+  CHECK(EtcdKeys("/p", "j2").Run().starts_with(keys.Run()) == false);
+}
+
+}  // namespace
+}  // namespace cpplaunch

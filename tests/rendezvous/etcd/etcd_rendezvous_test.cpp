@@ -1,0 +1,240 @@
+// EtcdRendezvous and EtcdJobChannel against a real single-member etcd (EtcdTestCluster starts
+// it through tests/etcd/etcd_cluster.py; exit 77 when etcd is not installed). Several agents
+// share one io_context here, each with its own link (client and lease), as separate hosts would.
+
+#include "rendezvous/etcd/etcd_rendezvous.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <catch2/catch.hpp>
+#include <future>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "rendezvous/etcd/etcd_job_channel.h"
+#include "tests/etcd_client/etcd_test_cluster.h"
+
+namespace cpplaunch {
+namespace {
+
+using etcd::testing::EtcdTestCluster;
+using etcd::testing::RunUntil;
+using std::chrono::milliseconds;
+
+EtcdTestCluster& Cluster() {
+  static EtcdTestCluster cluster(1);
+  return cluster;
+}
+
+std::string NewRunId() {
+  static int counter = 0;
+  return "rdzv-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+}
+
+// One agent: its link (lease TTL 2 s, etcd's minimum) and rendezvous.
+struct Agent {
+  Agent(boost::asio::io_context& io, const std::string& run_id, int index, int min_nodes,
+        int max_nodes, etcd::ClientSettings client = Cluster().Settings(),
+        milliseconds join_timeout = milliseconds(20000)) {
+    EtcdSettings etcd;
+    etcd.client = std::move(client);
+    etcd.lease_ttl = std::chrono::seconds(2);
+    etcd.offer_store_port = [index] { return 40000 + index; };
+    link = std::make_shared<EtcdLink>(io.get_executor(), etcd, run_id);
+    RendezvousSettings s;
+    s.run_id = run_id;
+    s.min_nodes = min_nodes;
+    s.max_nodes = max_nodes;
+    s.self.node_id = "_" + std::to_string(index);
+    s.self.hostname = "host" + std::to_string(index);
+    s.self.local_world_size = 2;
+    s.self.nnodes_min = min_nodes;
+    s.self.nnodes_max = max_nodes;
+    s.join_timeout = join_timeout;
+    s.last_call_timeout = milliseconds(300);
+    s.close_timeout = std::chrono::seconds(5);
+    rendezvous = std::make_unique<EtcdRendezvous>(io.get_executor(), s, link);
+  }
+  std::shared_ptr<EtcdLink> link;
+  std::unique_ptr<EtcdRendezvous> rendezvous;
+};
+
+template <class T>
+T Get(boost::asio::io_context& io, std::future<T>& future,
+      milliseconds limit = milliseconds(20000)) {
+  REQUIRE(RunUntil(
+      io, [&] { return future.wait_for(milliseconds(0)) == std::future_status::ready; }, limit));
+  return future.get();
+}
+
+std::future<RendezvousResult> Join(boost::asio::io_context& io, Agent& agent,
+                                   std::optional<RoundTransition> previous = std::nullopt) {
+  return boost::asio::co_spawn(io, agent.rendezvous->Next(previous), boost::asio::use_future);
+}
+
+TEST_CASE("etcd rendezvous: MAX agents complete one round with distinct ranks") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 0; i < 3; ++i) agents.push_back(std::make_unique<Agent>(io, run, i, 2, 3));
+  for (auto& agent : agents) joins.push_back(Join(io, *agent));
+  std::set<int> ranks;
+  std::vector<RendezvousResult> results;
+  for (auto& join : joins) results.push_back(Get(io, join));
+  for (const auto& r : results) {
+    ranks.insert(r.group_rank);
+    CHECK(r.round == 0);
+    CHECK(r.restart_count == 0);
+    CHECK(r.group_world_size() == 3);
+    REQUIRE(r.members.size() == 3);  // the etcd backend lists every member
+    for (int rank = 0; rank < 3; ++rank) {
+      CHECK(r.Member(rank).node == results.front().Member(rank).node);
+    }
+    // Group rank 0's agent hosts the workers' store on the port it offered.
+    CHECK(r.master_addr == r.Member(0).node.addr);
+    CHECK(r.master_port == r.Member(0).node.worker_store_port);
+    CHECK(r.master_port >= 40000);
+  }
+  CHECK(ranks == std::set<int>{0, 1, 2});
+  CHECK(results.front().Member(0).node.addr == "127.0.0.1");
+  CHECK(results.front().Member(0).node.node_id.starts_with("127.0.0.1_"));
+}
+
+TEST_CASE("etcd rendezvous: MIN agents complete after the last call") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 0, 2, 3);
+  Agent b(io, run, 1, 2, 3);
+  auto started = std::chrono::steady_clock::now();
+  auto ja = Join(io, a);
+  auto jb = Join(io, b);
+  RendezvousResult ra = Get(io, ja);
+  RendezvousResult rb = Get(io, jb);
+  CHECK(std::chrono::steady_clock::now() - started >= milliseconds(300));
+  CHECK(ra.group_world_size() == 2);
+  CHECK(ra.group_rank + rb.group_rank == 1);
+}
+
+TEST_CASE("etcd job channel: the first round end wins on every agent; the exit barrier") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 0, 2, 2);
+  Agent b(io, run, 1, 2, 2);
+  auto ja = Join(io, a);
+  auto jb = Join(io, b);
+  RendezvousResult ra = Get(io, ja);
+  RendezvousResult rb = Get(io, jb);
+  std::optional<RoundEnd> heard_a, heard_b;
+  EtcdJobChannel ca(io.get_executor(), a.link, ra, [&](const RoundEnd& e) { heard_a = e; });
+  EtcdJobChannel cb(io.get_executor(), b.link, rb, [&](const RoundEnd& e) { heard_b = e; });
+  auto sa = boost::asio::co_spawn(io, ca.Start(), boost::asio::use_future);
+  auto sb = boost::asio::co_spawn(io, cb.Start(), boost::asio::use_future);
+  Get(io, sa);
+  Get(io, sb);
+
+  SECTION("round end") {
+    RoundEnd first;
+    first.kind = RoundEndKind::kWorkerFailure;
+    first.host = "host0";
+    first.rank = 1;
+    first.detail = "exitcode 3";
+    RoundEnd second = first;
+    second.host = "host1";
+    auto ea = boost::asio::co_spawn(io, ca.EndRound(first), boost::asio::use_future);
+    CHECK(Get(io, ea) == first);
+    auto eb = boost::asio::co_spawn(io, cb.EndRound(second), boost::asio::use_future);
+    CHECK(Get(io, eb) == first);  // the root cause, not the later notice
+    REQUIRE(RunUntil(
+        io, [&] { return heard_a && heard_b; }, milliseconds(5000)));
+    CHECK(*heard_a == first);
+    CHECK(*heard_b == first);
+  }
+  SECTION("exit barrier") {
+    auto ba =
+        boost::asio::co_spawn(io, ca.ExitBarrier(milliseconds(5000)), boost::asio::use_future);
+    auto bb =
+        boost::asio::co_spawn(io, cb.ExitBarrier(milliseconds(5000)), boost::asio::use_future);
+    CHECK(Get(io, ba));
+    CHECK(Get(io, bb));
+    // Past the barrier a peer may leave: its lease revoked is not a lost peer.
+    auto revoke = boost::asio::co_spawn(io, a.rendezvous->Disarm(), boost::asio::use_future);
+    Get(io, revoke);
+    RunUntil(
+        io, [] { return false; }, milliseconds(300));
+    CHECK_FALSE(heard_b);
+  }
+  ca.Stop();
+  cb.Stop();
+}
+
+TEST_CASE("etcd job channel: a member whose lease expires ends the round as a lost peer") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 0, 2, 2);
+  Agent b(io, run, 1, 2, 2);
+  auto ja = Join(io, a);
+  auto jb = Join(io, b);
+  RendezvousResult ra = Get(io, ja);
+  RendezvousResult rb = Get(io, jb);
+  std::optional<RoundEnd> heard;
+  EtcdJobChannel cb(io.get_executor(), b.link, rb, [&](const RoundEnd& e) { heard = e; });
+  auto sb = boost::asio::co_spawn(io, cb.Start(), boost::asio::use_future);
+  Get(io, sb);
+  auto died = std::chrono::steady_clock::now();
+  a.link->Close();  // a dies: nobody keeps its lease alive any more
+  REQUIRE(RunUntil(
+      io, [&] { return heard.has_value(); }, milliseconds(10000)));
+  CHECK(std::chrono::steady_clock::now() - died < std::chrono::seconds(6));
+  CHECK(heard->kind == RoundEndKind::kPeerLost);
+  CHECK(heard->node_rank == ra.group_rank);
+  CHECK(heard->host == "host0");
+  cb.Stop();
+
+  // The survivor forms the next round alone when MIN allows it: here a newcomer joins it.
+  Agent c(io, run, 2, 2, 2);
+  auto jb2 = Join(io, b, RoundTransition{rb.round, rb.restart_count, true});
+  auto jc = Join(io, c);
+  RendezvousResult next = Get(io, jb2);
+  Get(io, jc);
+  CHECK(next.round == rb.round + 1);
+  CHECK(next.restart_count == 1);
+  CHECK(next.group_world_size() == 2);
+}
+
+TEST_CASE("etcd rendezvous: a closed job admits nobody") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 0, 1, 2);
+  auto ja = Join(io, a);
+  Get(io, ja);
+  auto close =
+      boost::asio::co_spawn(io, a.rendezvous->Close("the job finished"), boost::asio::use_future);
+  Get(io, close);
+  Agent late(io, run, 1, 1, 2);
+  auto jl = Join(io, late);
+  REQUIRE(RunUntil(
+      io, [&] { return jl.wait_for(milliseconds(0)) == std::future_status::ready; },
+      milliseconds(10000)));
+  CHECK_THROWS_WITH(jl.get(), Catch::Contains("closed") && Catch::Contains("the job finished"));
+}
+
+TEST_CASE("etcd rendezvous: no member answers: one error naming the endpoints, in time") {
+  boost::asio::io_context io;
+  etcd::ClientSettings nowhere = Cluster().Settings();
+  nowhere.endpoints = {etcd::Endpoint{"127.0.0.1", 9}, etcd::Endpoint{"127.0.0.1", 7}};
+  nowhere.https = false;
+  Agent a(io, NewRunId(), 0, 1, 1, nowhere, milliseconds(2000));
+  auto started = std::chrono::steady_clock::now();
+  auto ja = Join(io, a);
+  REQUIRE(RunUntil(
+      io, [&] { return ja.wait_for(milliseconds(0)) == std::future_status::ready; },
+      milliseconds(30000)));
+  CHECK_THROWS_WITH(ja.get(), Catch::Contains("127.0.0.1:9,127.0.0.1:7"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(8));
+}
+
+}  // namespace
+}  // namespace cpplaunch
