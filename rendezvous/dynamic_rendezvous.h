@@ -59,6 +59,13 @@ class DynamicRendezvous : public Rendezvous {
   // loop must take over.
   Task<std::optional<RendezvousResult>> JoinThroughQueue(const JoinRequest& me,
                                                          Clock::time_point deadline);
+  // This queued join's answer (nullopt: none came before the deadline or while the admission
+  // stood still for queue_timeout).
+  Task<std::optional<JoinAnswer>> AwaitAnswer(const QueuedJoin& join, Clock::time_point deadline);
+  // An admitted participant waits for its round's completion (the next epoch); nullopt when
+  // anything else happened, for the DecideJoin loop to decide.
+  Task<std::optional<RendezvousResult>> AwaitCompletion(const JoinAnswer& answer,
+                                                        Clock::time_point deadline);
   // Takes the admission role if it is free, applies the queue until it is drained, and releases
   // the role; returns at once when another host holds it.
   Task<void> Admit();

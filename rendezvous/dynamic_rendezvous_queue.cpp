@@ -29,7 +29,14 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
   const QueuedJoin join{me, ++attempts_};
   co_await client_.Append(keys_.Queue(), EncodeJoinLine(join));
   co_await client_.Add(keys_.QueuedCount(), 1);
-  const std::string answer_key = keys_.Answer(me.node_id, join.attempt);
+  const std::optional<JoinAnswer> answer = co_await AwaitAnswer(join, deadline);
+  if (!answer || !answer->admitted) co_return std::nullopt;
+  co_return co_await AwaitCompletion(*answer, deadline);
+}
+
+Rendezvous::Task<std::optional<JoinAnswer>> DynamicRendezvous::AwaitAnswer(
+    const QueuedJoin& join, Clock::time_point deadline) {
+  const std::string answer_key = keys_.Answer(join.request.node_id, join.attempt);
   // The admission may take a while for thousands of hosts; only a count of applied lines that
   // stands still for queue_timeout means its holder is stuck.
   int64_t admitted_seen = -1;
@@ -53,14 +60,17 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
     admitted_seen = count;
     if (Clock::now() - moved_at >= settings_.queue_timeout) break;
   }
-  const std::optional<JoinAnswer> answer = text ? ParseJoinAnswer(*text) : std::nullopt;
-  if (!answer || !answer->admitted) co_return std::nullopt;
+  co_return text ? ParseJoinAnswer(*text) : std::nullopt;
+}
+
+Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::AwaitCompletion(
+    const JoinAnswer& answer, Clock::time_point deadline) {
   // A participant: the round's completion is the next epoch. Other epochs (the last call armed
   // or disarmed) and progress lines are read from the summary, not the whole state; when the last
   // call expires, the admitting host completes the round for everybody (one write, not one per
   // participant). Anything else hands over to the DecideJoin loop.
-  int64_t epoch = answer->epoch;
-  int64_t last_call_ms = answer->last_call_deadline_ms;
+  int64_t epoch = answer.epoch;
+  int64_t last_call_ms = answer.last_call_deadline_ms;
   for (;;) {
     // Just past the last call, when it is armed.
     const int64_t wake_at_ms = last_call_ms != 0 ? last_call_ms + 1 : 0;
@@ -69,7 +79,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
     std::vector<std::string> keys{keys_.Epoch(epoch + 1)};
     const bool changed =
         co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
-    std::optional<RoundAssignment> assignment = co_await ReadAssignment(answer->round);
+    std::optional<RoundAssignment> assignment = co_await ReadAssignment(answer.round);
     if (assignment) co_return co_await Finish(*assignment, deadline);
     if (Clock::now() >= deadline) co_return std::nullopt;  // the loop leaves and says why
     std::string error;
@@ -77,7 +87,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
     const auto summary = stored ? DecodeSummary(*stored, &error) : std::nullopt;
     // Written before the epoch key, so at least as new as the epoch that woke this host, unless
     // two writers crossed.
-    if (!summary || summary->state.round != answer->round || summary->state.closed ||
+    if (!summary || summary->state.round != answer.round || summary->state.closed ||
         (changed && summary->state.epoch <= epoch)) {
       co_return std::nullopt;
     }
