@@ -1,5 +1,6 @@
 #pragma once
-// The job-wide channel of one rendezvous round, between all agents of a multi-host job:
+// The job channel of one round over the agents' TCP store (RoundChannel, round_channel.h: its
+// contract, threads and handler are stated there), for the static and c10d backends:
 //   - round end: every agent holds a pending WAIT on the round's "end" key; the first agent to
 //     write a notice there (worker failure, agent stopped, lost peer, membership change, config
 //     error) wins, and every agent hears it within milliseconds, without polling;
@@ -16,15 +17,12 @@
 // An agent that loses the store (its host died, the network broke, no answer within
 // heartbeat_timeout) ends the round locally with a kStoreLost notice.
 //
-// Threads: everything on the executor's thread. The handler is called at most once per channel,
-// on that thread, with the round's end (the root cause: the same notice on every host).
 // Connection: one per agent. Given the agent's connection (the rendezvous', which owns its
 // liveness key and will), the channel works on views of it (AsyncStoreClient's view
 // constructor): the WAIT on the end key, the heartbeats and the barrier are tagged requests on
 // that one connection. Without one it opens its own, the same way.
-// Lifetime: Stop() (or the destructor) ends the channel's own operations (and closes its own
-// connection, if it opened one), never the agent's; the background loops then end by themselves
-// without calling the handler.
+// Lifetime: Stop() (or the destructor) also closes the channel's own connection, if it opened
+// one, never the agent's; the background loops then end by themselves.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
@@ -68,22 +66,16 @@ class JobChannel final : public RoundChannel {
   JobChannel(const JobChannel&) = delete;
   JobChannel& operator=(const JobChannel&) = delete;
 
-  // Connects its own connection, if it has one (bounded by read_timeout), arms the WAIT on the
-  // round's end key and starts the heartbeats. A notice written before Start() is delivered at
-  // once. Throws StoreError (also when the agent's connection is closed).
+  // RoundChannel's operations; what they throw is a StoreError. Start() first connects the
+  // channel's own connection, if it has one (bounded by read_timeout), then arms the WAIT on the
+  // round's end key and starts the heartbeats; it throws also when the agent's connection is
+  // closed.
   Task<void> Start() override;
-  // Ends the round for every agent with `notice` unless another notice came first; returns the
-  // notice that won (and delivers it to the handler if it was not delivered yet). Throws
-  // StoreError when the store cannot be reached.
   Task<RoundEnd> EndRound(RoundEnd notice) override;
-  // The exit barrier after this host's workers succeeded: true when every agent of the round
-  // arrived within `timeout`, false on timeout. Throws StoreError (e.g. after Stop()).
   Task<bool> ExitBarrier(std::chrono::milliseconds timeout) override;
-  // After the barrier: the store's host waits (at most `linger`) until every other agent said
-  // it is leaving; the others say so and return at once. Never throws.
+  // The agent whose exit would take something from the others is the store's host.
   Task<void> Depart(std::chrono::milliseconds linger) override;
-  // Ends the channel's operations (they end with StoreError; its WAITs are cancelled on the
-  // wire); the agent's connection stays. The handler is not called.
+  // The channel's WAITs are cancelled on the wire; the agent's connection stays.
   void Stop() override;
 
   bool ended() const override;

@@ -4,7 +4,10 @@
 // given, fixed --nnodes) and DynamicRendezvous (c10d-like, --nnodes=MIN:MAX) talk to the job's
 // store through an AsyncStoreClient; EtcdRendezvous (etcd_rendezvous.h) runs the dynamic join
 // through etcd. None blocks the io_context. The fault handling below is the store backends';
-// the etcd backend's is in etcd_rendezvous.h and etcd_job_channel.h.
+// the etcd backend's is in etcd_rendezvous.h and etcd_job_channel.h. Backends' headers state
+// what they add to the contract below, not the contract again.
+//
+// Threads: every call on the executor's thread; one call of Next() or Close() at a time.
 //
 // Faults (issue 15). Every client is an agent connection (settings.secret), so the agents' keys are
 // out of reach of PyTorch clients. Each agent holds a liveness key owned by its rendezvous

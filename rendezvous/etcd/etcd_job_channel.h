@@ -1,5 +1,6 @@
 #pragma once
-// The job channel of one round over etcd (round_channel.h), for the etcd rendezvous:
+// The job channel of one round over etcd (RoundChannel, round_channel.h: its contract, threads
+// and handler are stated there), for the etcd rendezvous:
 //   - round end: the first notice is created once (a transaction on the end key's absence) and
 //     every agent hears it through one watch of the job's keys, within milliseconds;
 //   - lost peers: a member whose lease expired (it died, froze or lost etcd for a whole TTL)
@@ -10,8 +11,6 @@
 //   - the exit barrier: one key per arrived member, counted from the watch.
 // Events come in revision order, so a peer that revokes its lease after the barrier passed is
 // seen leaving after every arrival: never as a lost peer.
-//
-// Threads: everything on the executor's thread; the handler runs there, at most once.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <functional>

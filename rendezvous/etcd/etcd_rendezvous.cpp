@@ -7,7 +7,7 @@
 #include <map>
 
 #include "rendezvous/c10d/store_steps.h"
-#include "rendezvous/core/waiting_line.h"
+#include "rendezvous/core/join_steps.h"
 
 namespace cpplaunch {
 namespace asio = boost::asio;
@@ -15,13 +15,6 @@ namespace asio = boost::asio;
 namespace {
 
 constexpr auto kRetryPause = std::chrono::milliseconds(500);
-
-// Wall-clock: the last-call deadline is shared by every host through the state (as with c10d).
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // The address of the interface that routes to etcd: a connected UDP socket sends nothing but
 // knows its local address, as the c10d backend knows it from its TCP connection to the store.
@@ -60,7 +53,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
     co_await Connect(deadline);
     if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
     co_await PublishSelf();
-    JoinRequest me = JoinRequestFor(previous);
+    JoinRequest me = JoinRequestFor(settings_, previous);
     next_progress_ = Clock::now() + settings_.progress_interval;
     Snapshot snapshot = co_await Read();
     WatchState(snapshot.revision + 1);
@@ -88,14 +81,8 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
         case JoinAction::kWait:
           if (Clock::now() >= deadline) {
             co_await Leave(snapshot);
-            const std::string joined = snapshot.state
-                                           ? std::to_string(snapshot.state->participants.size()) +
-                                                 " host(s) had joined round " +
-                                                 std::to_string(snapshot.state->round)
-                                           : "no host had joined";
-            throw Error("timed out after " + FormatSeconds(Clock::now() - started) +
-                        " (join_timeout): " + joined +
-                        ", --nnodes=" + NnodesText(settings_.min_nodes, settings_.max_nodes));
+            throw Error("timed out " + JoinTimeoutDetail(snapshot.state, Clock::now() - started,
+                                                         settings_.min_nodes, settings_.max_nodes));
           }
           co_await WaitForNews(snapshot, decision, deadline);
           snapshot = co_await Read();
@@ -155,17 +142,6 @@ Rendezvous::Task<void> EtcdRendezvous::PublishSelf() {
   co_await link_->client().Put(std::move(key), std::move(record), link_->lease());
 }
 
-JoinRequest EtcdRendezvous::JoinRequestFor(const std::optional<RoundTransition>& previous) const {
-  JoinRequest me;
-  me.node_id = settings_.self.node_id;
-  me.min_nodes = settings_.min_nodes;
-  me.max_nodes = settings_.max_nodes;
-  me.last_call_timeout = settings_.last_call_timeout;
-  me.min_round = previous ? previous->round + 1 : 0;
-  me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
-  return me;
-}
-
 Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
   std::string key = link_->keys().State();
   etcd::RangeResult range = co_await link_->client().Range(std::move(key));
@@ -212,7 +188,7 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
 // one that died while the round waited is removed, and the join decides again.
 Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                             const RendezvousState& next) {
-  if (!next.complete || !snapshot->state || snapshot->state->complete) co_return false;
+  if (!CompletesOpenRound(snapshot->state, next)) co_return false;
   std::string nodes = link_->keys().Nodes();
   std::string end = etcd::PrefixEnd(nodes);
   etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
@@ -223,8 +199,8 @@ Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
     if (id == settings_.self.node_id || present.count(id)) continue;
     gone.push_back(id);
     if (settings_.progress) {
-      settings_.progress("host " + id + " left round " + std::to_string(snapshot->state->round) +
-                         " before it completed (its etcd lease expired)");
+      settings_.progress(
+          LeftBeforeCompletionLine(id, snapshot->state->round, "its etcd lease expired"));
     }
   }
   if (gone.empty()) co_return false;
@@ -232,38 +208,21 @@ Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
   co_return true;
 }
 
+// Ends the running round for the waiting host (join_steps.h: MembershipChangeNotice).
 Rendezvous::Task<void> EtcdRendezvous::AnnounceWaiting(const RendezvousState& state) {
-  RoundEnd notice;
-  notice.kind = RoundEndKind::kMembershipChange;
-  notice.host = settings_.self.hostname;
-  notice.addr = settings_.self.addr;
-  notice.detail = "round " + std::to_string(state.round) + " has " +
-                  std::to_string(state.participants.size()) + " of at most " +
-                  std::to_string(state.max_nodes) + " hosts";
+  const RoundEnd notice = MembershipChangeNotice(settings_.self, state);
   co_await link_->EndRound(state.round, notice);
-  if (settings_.progress) {
-    settings_.progress("job '" + settings_.run_id + "' is running with " +
-                       std::to_string(state.participants.size()) +
-                       " host(s); asked it to restart so that this host can join");
-  }
+  if (settings_.progress) settings_.progress(RestartAskedLine(settings_.run_id, state));
 }
 
-// As with c10d: the rendezvous is closed with the mismatch, and a running round is told.
+// As with c10d: the rendezvous is closed with the mismatch, and a running round is told
+// (join_steps.h: RefusalOf).
 Rendezvous::Task<void> EtcdRendezvous::RefuseMismatch(Snapshot* snapshot,
                                                       const JoinDecision& decision) {
-  const NodeInfo& self = settings_.self;
-  std::string message = self.Label() + ": " + decision.message;
-  const RendezvousState closed = Closed(decision.next, message);
-  co_await Write(snapshot, closed);
-  if (decision.next.complete) {
-    RoundEnd notice;
-    notice.kind = RoundEndKind::kConfigError;
-    notice.host = self.hostname;
-    notice.addr = self.addr;
-    notice.detail = message;
-    co_await link_->EndRound(decision.next.round, notice);
-  }
-  throw RendezvousError(message);
+  const Refusal refusal = RefusalOf(settings_.self, decision);
+  co_await Write(snapshot, refusal.closed);
+  if (refusal.notice) co_await link_->EndRound(decision.next.round, *refusal.notice);
+  throw RendezvousError(refusal.message);
 }
 
 void EtcdRendezvous::WatchState(int64_t from_revision) {
@@ -298,12 +257,8 @@ Rendezvous::Task<void> EtcdRendezvous::WaitForNews(const Snapshot& snapshot,
   if (watch_ended_) {
     WatchState(snapshot.revision + 1);
   } else if (latest_change_ <= snapshot.mod_revision) {
-    auto until = std::min(deadline, next_progress_);
-    if (decision.wake_at_ms != 0) {
-      until =
-          std::min(until, Clock::now() + std::chrono::milliseconds(decision.wake_at_ms - WallMs()));
-    }
-    wake_.expires_at(until);
+    wake_.expires_at(
+        WakeTime(deadline, next_progress_, decision.wake_at_ms, Clock::now(), WallMs()));
     boost::system::error_code ignored;
     co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   }
@@ -316,12 +271,8 @@ Rendezvous::Task<void> EtcdRendezvous::WaitForNews(const Snapshot& snapshot,
 Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
   try {
     for (int attempt = 0; attempt < 5 && snapshot.state; ++attempt) {
-      const auto& state = *snapshot.state;
-      const std::string& me = settings_.self.node_id;
-      bool listed = state.IsWaiting(me) || (!state.complete && state.RankOf(me) >= 0);
-      if (!listed) co_return;
-      const RendezvousState without = WithoutNode(state, me);
-      if (co_await Write(&snapshot, without)) co_return;
+      const auto without = LeavingState(*snapshot.state, settings_.self.node_id);
+      if (!without || co_await Write(&snapshot, *without)) co_return;
     }
   } catch (const std::exception&) {
     // Leaving is a courtesy to the others; the timeout is what this host reports.
@@ -384,10 +335,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
 void EtcdRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline) {
   if (!settings_.progress) return;
   const std::string where = "etcd at " + link_->Endpoints();
-  WaitingView view{settings_.run_id, settings_.self.node_id, where,
-                   std::chrono::milliseconds(state.last_call_deadline_ms - WallMs()),
-                   deadline - Clock::now()};
-  settings_.progress(WaitingLine(state, view));
+  settings_.progress(ProgressLine(state, settings_, where, deadline - Clock::now(), WallMs()));
 }
 
 Rendezvous::Task<void> EtcdRendezvous::Close(std::string reason) {

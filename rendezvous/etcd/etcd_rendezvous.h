@@ -10,8 +10,6 @@
 //
 // The workers' store of a round is hosted by the agent of group rank 0 on the fresh port it
 // offered in its record: the result's master_addr/master_port name it.
-//
-// Threads: Next()/Close() on the executor's thread; one call at a time.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -49,7 +47,6 @@ class EtcdRendezvous : public Rendezvous {
 
   Task<void> Connect(Clock::time_point deadline);
   Task<void> PublishSelf();
-  JoinRequest JoinRequestFor(const std::optional<RoundTransition>& previous) const;
   Task<Snapshot> Read();
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
   Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);

@@ -25,8 +25,6 @@
 // still names that record's node: the record of an agent that died while the round waited for
 // others is dropped (deleted), so the round waits for its replacement instead of counting a dead
 // agent. Then the members arm the round (ArmRound): from there on a death ends it at once.
-//
-// Threads: Next()/Close() on the executor's thread; one call at a time.
 
 #include <boost/asio/any_io_executor.hpp>
 

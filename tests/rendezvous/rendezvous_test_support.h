@@ -11,6 +11,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "base/asio_coroutine.h"
 #include "rendezvous/store/store_server.h"
@@ -100,11 +101,36 @@ void RunUntil(boost::asio::io_context& io, Pred finished, std::chrono::milliseco
   }
 }
 
+// True when every outcome is done.
+template <class T>
+bool AllDone(const std::vector<std::shared_ptr<Outcome<T>>>& outcomes) {
+  for (const auto& outcome : outcomes) {
+    if (!outcome->done) return false;
+  }
+  return true;
+}
+
+// Runs `io` until every outcome is done or `limit` passed.
+template <class T>
+void RunUntilAllDone(boost::asio::io_context& io,
+                     const std::vector<std::shared_ptr<Outcome<T>>>& outcomes,
+                     std::chrono::milliseconds limit) {
+  RunUntil(
+      io, [&] { return AllDone(outcomes); }, limit);
+}
+
 inline StoreServerOptions LoopbackServer() {
   StoreServerOptions options;
   options.bind_host = "127.0.0.1";
   options.port = 0;
   return options;
 }
+
+// A store on 127.0.0.1 (an ephemeral port) served by the loop its agents run on: the set-up of
+// most rendezvous tests, as a Catch2 fixture (TEST_CASE_METHOD) or the base of one.
+struct LoopbackStore {
+  boost::asio::io_context io;
+  StoreServer server{io, LoopbackServer()};
+};
 
 }  // namespace cpplaunch::testing

@@ -44,28 +44,27 @@ RendezvousSettings Settings(uint16_t port, int id, int min_nodes, int max_nodes)
 
 using Results = std::vector<std::shared_ptr<Outcome<RendezvousResult>>>;
 
-bool AllDone(const Results& results) {
-  for (const auto& result : results) {
-    if (!result->done) return false;
-  }
-  return true;
-}
-
-TEST_CASE("Dynamic rendezvous completes at MAX at once with deterministic ranks",
-          "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+// A store on loopback and the agents joining through it.
+struct DynamicJob : testing::LoopbackStore {
   std::vector<std::unique_ptr<DynamicRendezvous>> agents;
   Results results;
-  for (int id : {2, 0, 1}) {
-    auto settings = Settings(server.port(), id, 3, 3);
-    settings.last_call_timeout = 60s;  // must not matter: MAX completes at once
+
+  // Starts a new agent's first join; its outcome is results.back().
+  void Join(const RendezvousSettings& settings) {
     agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
     results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
   }
+};
+
+TEST_CASE_METHOD(DynamicJob, "Dynamic rendezvous completes at MAX at once with deterministic ranks",
+                 "[rendezvous][dynamic]") {
+  for (int id : {2, 0, 1}) {
+    auto settings = Settings(server.port(), id, 3, 3);
+    settings.last_call_timeout = 60s;  // must not matter: MAX completes at once
+    Join(settings);
+  }
   auto started = Clock::now();
-  RunUntil(
-      io, [&] { return AllDone(results); }, 5000ms);
+  testing::RunUntilAllDone(io, results, 5000ms);
   CHECK(Clock::now() - started < 1s);
   std::set<int> ranks;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -82,15 +81,13 @@ TEST_CASE("Dynamic rendezvous completes at MAX at once with deterministic ranks"
   CHECK(ranks == std::set<int>{0, 1, 2});
 }
 
-TEST_CASE("Dynamic rendezvous completes at MIN after the last call", "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(testing::LoopbackStore, "Dynamic rendezvous completes at MIN after the last call",
+                 "[rendezvous][dynamic]") {
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 4));
   DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 2, 4));
   auto started = Clock::now();
   Results results{Spawn(io, a.Next(std::nullopt)), Spawn(io, b.Next(std::nullopt))};
-  RunUntil(
-      io, [&] { return AllDone(results); }, 5000ms);
+  testing::RunUntilAllDone(io, results, 5000ms);
   auto elapsed = Clock::now() - started;
   INFO(results[0]->message());
   CHECK(results[0]->get().group_world_size() == 2);
@@ -98,10 +95,10 @@ TEST_CASE("Dynamic rendezvous completes at MIN after the last call", "[rendezvou
   CHECK(elapsed < 800ms);
 }
 
-TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that keeps the count",
-          "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(
+    testing::LoopbackStore,
+    "Dynamic rendezvous: a late host triggers a membership restart that keeps the count",
+    "[rendezvous][dynamic]") {
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 1, 3));
   DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 1, 3));
   auto settings_c = Settings(server.port(), 2, 1, 3);
@@ -109,8 +106,7 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
   settings_c.progress = [&](const std::string& line) { progress.push_back(line); };
   DynamicRendezvous c(io.get_executor(), settings_c);
   Results first{Spawn(io, a.Next(std::nullopt)), Spawn(io, b.Next(std::nullopt))};
-  RunUntil(
-      io, [&] { return AllDone(first); }, 5000ms);
+  testing::RunUntilAllDone(io, first, 5000ms);
   REQUIRE(first[0]->get().group_world_size() == 2);
 
   auto late = Spawn(io, c.Next(std::nullopt));
@@ -128,8 +124,7 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
 
   RoundTransition membership{0, 0, false};
   Results second{Spawn(io, a.Next(membership)), Spawn(io, b.Next(membership)), late};
-  RunUntil(
-      io, [&] { return AllDone(second); }, 5000ms);
+  testing::RunUntilAllDone(io, second, 5000ms);
   for (const auto& result : second) {
     INFO(result->message());
     CHECK(result->get().round == 1);
@@ -138,9 +133,9 @@ TEST_CASE("Dynamic rendezvous: a late host triggers a membership restart that ke
   }
 }
 
-TEST_CASE("Dynamic rendezvous fails on every host when --nnodes differs", "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(testing::LoopbackStore,
+                 "Dynamic rendezvous fails on every host when --nnodes differs",
+                 "[rendezvous][dynamic]") {
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 2));
   DynamicRendezvous b(io.get_executor(), Settings(server.port(), 1, 3, 3));
   auto ra = Spawn(io, a.Next(std::nullopt));
@@ -156,10 +151,9 @@ TEST_CASE("Dynamic rendezvous fails on every host when --nnodes differs", "[rend
   CHECK_THAT(ra->message(), Catch::Contains("--nnodes=3"));
 }
 
-TEST_CASE("Dynamic rendezvous join timeout leaves the round and says how far it got",
-          "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(testing::LoopbackStore,
+                 "Dynamic rendezvous join timeout leaves the round and says how far it got",
+                 "[rendezvous][dynamic]") {
   auto settings = Settings(server.port(), 0, 2, 2);
   settings.join_timeout = 300ms;
   std::vector<std::string> progress;
@@ -183,10 +177,9 @@ TEST_CASE("Dynamic rendezvous join timeout leaves the round and says how far it 
   CHECK_THAT(rb->message(), Catch::Contains("1 host(s) had joined round 0"));
 }
 
-TEST_CASE("Dynamic rendezvous after Close refuses late hosts with the reason",
-          "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(testing::LoopbackStore,
+                 "Dynamic rendezvous after Close refuses late hosts with the reason",
+                 "[rendezvous][dynamic]") {
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 1, 1));
   auto ra = Spawn(io, a.Next(std::nullopt));
   RunUntil(
@@ -201,19 +194,13 @@ TEST_CASE("Dynamic rendezvous after Close refuses late hosts with the reason",
   CHECK_THAT(rb->message(), Catch::Contains("the job finished"));
 }
 
-TEST_CASE("Dynamic rendezvous of 64 hosts completes quickly", "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
-  Results results;
+TEST_CASE_METHOD(DynamicJob, "Dynamic rendezvous of 64 hosts completes quickly",
+                 "[rendezvous][dynamic]") {
   auto started = Clock::now();
   for (int id = 0; id < 64; ++id) {
-    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(),
-                                                         Settings(server.port(), id, 64, 64)));
-    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+    Join(Settings(server.port(), id, 64, 64));
   }
-  RunUntil(
-      io, [&] { return AllDone(results); }, 10000ms);
+  testing::RunUntilAllDone(io, results, 10000ms);
   auto elapsed = Clock::now() - started;
   const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
   WARN("64 in-process agents completed in " << ms << " ms");
@@ -221,10 +208,9 @@ TEST_CASE("Dynamic rendezvous of 64 hosts completes quickly", "[rendezvous][dyna
   for (const auto& result : results) CHECK(result->get().group_world_size() == 64);
 }
 
-TEST_CASE("Dynamic rendezvous does not count a host that died before the round completed",
-          "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(testing::LoopbackStore,
+                 "Dynamic rendezvous does not count a host that died before the round completed",
+                 "[rendezvous][dynamic]") {
   auto settings_a = Settings(server.port(), 0, 2, 3);
   settings_a.last_call_timeout = 1s;
   auto settings_b = Settings(server.port(), 1, 2, 3);
@@ -253,16 +239,14 @@ TEST_CASE("Dynamic rendezvous does not count a host that died before the round c
   }
 }
 
-TEST_CASE(
-    "Dynamic rendezvous: a frozen admitter sends hosts to take turns, and a dead turn "
-    "holder delays them by 1 s",
-    "[rendezvous][dynamic]") {
+TEST_CASE_METHOD(DynamicJob,
+                 "Dynamic rendezvous: a frozen admitter sends hosts to take turns, and a dead turn "
+                 "holder delays them by 1 s",
+                 "[rendezvous][dynamic]") {
   // The admission role is held by a connection that never admits (a frozen host): after
   // queue_timeout each host joins by itself, taking turns. A host that took the first write
   // ticket and died never passes its turn: the next ticket's holder waits at most kTurnWait
   // (1 s), then writes anyway, and the others follow in turn.
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
   AsyncStoreClient frozen(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   AsyncStoreClient dead(io.get_executor(), AsyncStoreClient::Options::Agent(2s, ""));
   auto taken = SpawnBody(io, [&]() -> asio::awaitable<int64_t> {
@@ -275,17 +259,13 @@ TEST_CASE(
       io, [&] { return taken->done; }, 3000ms);
   REQUIRE(taken->get() == 1);
   dead.Close();
-  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
-  Results results;
   const auto started = Clock::now();
   for (int id = 0; id < 3; ++id) {
     auto settings = Settings(server.port(), id, 3, 3);
     settings.queue_timeout = 100ms;
-    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
-    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+    Join(settings);
   }
-  RunUntil(
-      io, [&] { return AllDone(results); }, 4000ms);
+  testing::RunUntilAllDone(io, results, 4000ms);
   const auto elapsed = Clock::now() - started;
   for (const auto& result : results) CHECK(result->get().group_world_size() == 3);
   CHECK(elapsed >= 1000ms);  // the queue, then the turn were waited for
@@ -314,23 +294,18 @@ AfterJoin ReadAfterJoin(asio::io_context& io, uint16_t port) {
   return read->get();
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    DynamicJob,
     "Dynamic rendezvous: hosts arriving together join in a few writes of the state, and "
     "each learns only its own place",
     "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
   constexpr int kHosts = 64;
-  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
-  Results results;
   for (int id = 0; id < kHosts; ++id) {
     auto settings = Settings(server.port(), id, kHosts, kHosts);
     settings.self.local_world_size = 2;
-    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
-    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+    Join(settings);
   }
-  RunUntil(
-      io, [&] { return AllDone(results); }, 10000ms);
+  testing::RunUntilAllDone(io, results, 10000ms);
   std::set<int> ranks;
   for (const auto& outcome : results) {
     INFO(outcome->message());
@@ -352,24 +327,19 @@ TEST_CASE(
   CHECK(decoded->version < kHosts / 4);  // batches, not one write per host
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    DynamicJob,
     "Dynamic rendezvous: an elastic round of many hosts completes at its last call in one "
     "write, and nobody reads the whole state",
     "[rendezvous][dynamic]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
   constexpr int kHosts = 48;
-  std::vector<std::unique_ptr<DynamicRendezvous>> agents;
-  Results results;
   // MIN is reached by the first batches, MAX never: the last call (300 ms) completes the round.
   for (int id = 0; id < kHosts; ++id) {
     auto settings = Settings(server.port(), id, 2, 2 * kHosts);
-    agents.push_back(std::make_unique<DynamicRendezvous>(io.get_executor(), settings));
-    results.push_back(Spawn(io, agents.back()->Next(std::nullopt)));
+    Join(settings);
   }
   const auto started = Clock::now();
-  RunUntil(
-      io, [&] { return AllDone(results); }, 5000ms);
+  testing::RunUntilAllDone(io, results, 5000ms);
   CHECK(Clock::now() - started < 2000ms);
   for (const auto& outcome : results) {
     INFO(outcome->message());

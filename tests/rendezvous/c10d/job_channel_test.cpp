@@ -44,13 +44,43 @@ struct Agent {
   std::unique_ptr<JobChannel> channel;
   std::optional<RoundEnd> seen;
   Clock::time_point seen_at;
+
+  // The handler of every channel below: it records the round's end and when it came.
+  JobChannel::EndHandler Recorder() {
+    return [this](const RoundEnd& end) {
+      seen = end;
+      seen_at = Clock::now();
+    };
+  }
 };
 
+// An agent whose channel works on `connection` (its rendezvous'), or without one on its own.
+std::unique_ptr<Agent> MakeAgent(asio::io_context& io, JobChannel::Settings settings,
+                                 RendezvousResult round, AsyncStoreClient* connection = nullptr) {
+  auto agent = std::make_unique<Agent>();
+  if (connection) {
+    agent->channel = std::make_unique<JobChannel>(io.get_executor(), std::move(settings),
+                                                  std::move(round), agent->Recorder(), *connection);
+  } else {
+    agent->channel = std::make_unique<JobChannel>(io.get_executor(), std::move(settings),
+                                                  std::move(round), agent->Recorder());
+  }
+  return agent;
+}
+
+// Starts every agent's channel; each must have started within 3 s.
+void StartChannels(asio::io_context& io, const std::vector<std::unique_ptr<Agent>>& agents) {
+  std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
+  for (const auto& agent : agents) started.push_back(Spawn(io, agent->channel->Start()));
+  testing::RunUntilAllDone(io, started, 3000ms);
+  for (auto& s : started) REQUIRE(s->message() == "");
+}
+
+// `count` agents of one round (rank 0 hosts the store), their channels started.
 std::vector<std::unique_ptr<Agent>> StartAgents(asio::io_context& io, uint16_t port, int count,
                                                 std::chrono::milliseconds keep_alive,
                                                 const std::string& store_host = "127.0.0.1") {
   std::vector<std::unique_ptr<Agent>> agents;
-  std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
   for (int rank = 0; rank < count; ++rank) {
     JobChannel::Settings settings;
     settings.run_id = "job";
@@ -60,25 +90,9 @@ std::vector<std::unique_ptr<Agent>> StartAgents(asio::io_context& io, uint16_t p
     settings.keep_alive_max_attempt = 3;
     settings.heartbeat_timeout = 1s;
     settings.hosts_store = rank == 0;
-    auto agent = std::make_unique<Agent>();
-    Agent* raw = agent.get();
-    agent->channel = std::make_unique<JobChannel>(io.get_executor(), settings, Round(rank, count),
-                                                  [raw](const RoundEnd& end) {
-                                                    raw->seen = end;
-                                                    raw->seen_at = Clock::now();
-                                                  });
-    started.push_back(Spawn(io, agent->channel->Start()));
-    agents.push_back(std::move(agent));
+    agents.push_back(MakeAgent(io, settings, Round(rank, count)));
   }
-  RunUntil(
-      io,
-      [&] {
-        for (auto& s : started)
-          if (!s->done) return false;
-        return true;
-      },
-      3000ms);
-  for (auto& s : started) REQUIRE(s->message() == "");
+  StartChannels(io, agents);
   return agents;
 }
 
@@ -89,11 +103,63 @@ bool AllSeen(const std::vector<std::unique_ptr<Agent>>& agents) {
   return true;
 }
 
-TEST_CASE("JobChannel: a failure on one host reaches every host within milliseconds",
-          "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto agents = StartAgents(io, server.port(), 4, 5s);
+// Two agents of a real static round: their rendezvous (whose connections hold the node-rank
+// claims and the wills) and their job channels with default heartbeats unless told otherwise.
+struct ArmedJob {
+  std::vector<std::unique_ptr<StaticRendezvous>> rendezvous;
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<RendezvousResult> rounds;
+};
+
+ArmedJob StartArmedJob(asio::io_context& io, uint16_t port, std::chrono::milliseconds keep_alive) {
+  ArmedJob job;
+  std::vector<std::shared_ptr<testing::Outcome<RendezvousResult>>> joined;
+  for (int rank = 0; rank < 2; ++rank) {
+    RendezvousSettings settings;
+    settings.run_id = "job";
+    settings.min_nodes = settings.max_nodes = 2;
+    settings.node_rank = rank;
+    settings.store_host = "127.0.0.1";
+    settings.store_port = port;
+    settings.self.node_id = "127.0.0.1_" + std::to_string(100 + rank);
+    settings.self.addr = "127.0.0.1";
+    settings.self.hostname = "host" + std::to_string(rank);
+    settings.self.local_world_size = 1;
+    settings.self.nnodes_min = settings.self.nnodes_max = 2;
+    settings.timeout = 3s;
+    job.rendezvous.push_back(std::make_unique<StaticRendezvous>(io.get_executor(), settings));
+    joined.push_back(Spawn(io, job.rendezvous.back()->Next(std::nullopt)));
+  }
+  RunUntil(
+      io, [&] { return joined[0]->done && joined[1]->done; }, 3000ms);
+  for (int rank = 0; rank < 2; ++rank) {
+    job.rounds.push_back(joined[rank]->get());
+    JobChannel::Settings settings;
+    settings.run_id = "job";
+    settings.store_host = "127.0.0.1";
+    settings.store_port = port;
+    settings.keep_alive_interval = keep_alive;
+    settings.hosts_store = rank == 0;
+    job.agents.push_back(MakeAgent(io, settings, job.rounds[rank]));
+  }
+  StartChannels(io, job.agents);
+  return job;
+}
+
+// A store on loopback and the agents of one round on it: the set-up of most tests below.
+struct ChannelTest : testing::LoopbackStore {
+  std::vector<std::unique_ptr<Agent>> Agents(int count, std::chrono::milliseconds keep_alive) {
+    return StartAgents(io, server.port(), count, keep_alive);
+  }
+  ArmedJob Job(std::chrono::milliseconds keep_alive) {
+    return StartArmedJob(io, server.port(), keep_alive);
+  }
+};
+
+TEST_CASE_METHOD(ChannelTest,
+                 "JobChannel: a failure on one host reaches every host within milliseconds",
+                 "[rendezvous][job_channel]") {
+  auto agents = Agents(4, 5s);
   RoundEnd failure;
   failure.kind = RoundEndKind::kWorkerFailure;
   failure.host = "host2";
@@ -116,11 +182,9 @@ TEST_CASE("JobChannel: a failure on one host reaches every host within milliseco
       Catch::Contains("worker rank 5 (local rank 1) on host2 (node rank 2) failed: exitcode 3"));
 }
 
-TEST_CASE("JobChannel: the first of two failures is everybody's root cause",
-          "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto agents = StartAgents(io, server.port(), 3, 5s);
+TEST_CASE_METHOD(ChannelTest, "JobChannel: the first of two failures is everybody's root cause",
+                 "[rendezvous][job_channel]") {
+  auto agents = Agents(3, 5s);
   RoundEnd first;
   first.host = "host0";
   first.detail = "exitcode 1";
@@ -135,11 +199,10 @@ TEST_CASE("JobChannel: the first of two failures is everybody's root cause",
   for (const auto& agent : agents) CHECK(*agent->seen == a->get());
 }
 
-TEST_CASE("JobChannel: an agent that stops heartbeating is reported lost in time",
-          "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto agents = StartAgents(io, server.port(), 3, 100ms);
+TEST_CASE_METHOD(ChannelTest,
+                 "JobChannel: an agent that stops heartbeating is reported lost in time",
+                 "[rendezvous][job_channel]") {
+  auto agents = Agents(3, 100ms);
   RunUntil(
       io, [&] { return false; }, 200ms);
   auto died_at = Clock::now();
@@ -156,13 +219,13 @@ TEST_CASE("JobChannel: an agent that stops heartbeating is reported lost in time
   CHECK_FALSE(agents[1]->seen);  // a stopped channel reports nothing
 }
 
-TEST_CASE("JobChannel: agents watch a few peers each, and a block of silent neighbours is found",
-          "[rendezvous][job_channel]") {
+TEST_CASE_METHOD(
+    ChannelTest,
+    "JobChannel: agents watch a few peers each, and a block of silent neighbours is found",
+    "[rendezvous][job_channel]") {
   // In a job of 9 each agent reads only the counters 1, 2, 4 and 8 ranks after it; ranks 3-5 go
   // silent together, and rank 2 (just before them) reports the first of them within the limit.
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto agents = StartAgents(io, server.port(), 9, 100ms);
+  auto agents = Agents(9, 100ms);
   RunUntil(
       io, [&] { return false; }, 200ms);
   auto died_at = Clock::now();
@@ -211,13 +274,12 @@ TEST_CASE("JobChannel: a lost IPv6 store is named with brackets", "[rendezvous][
   CHECK_THAT(agents[1]->seen->detail, Catch::StartsWith("the store at " + address + " is gone ("));
 }
 
-TEST_CASE(
+TEST_CASE_METHOD(
+    ChannelTest,
     "JobChannel: exit barrier passes when all arrive, and the store host waits for the "
     "others to leave",
     "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto agents = StartAgents(io, server.port(), 3, 5s);
+  auto agents = Agents(3, 5s);
   std::vector<std::shared_ptr<testing::Outcome<bool>>> barriers;
   for (int i = 0; i < 2; ++i) barriers.push_back(Spawn(io, agents[i]->channel->ExitBarrier(200ms)));
   RunUntil(
@@ -241,67 +303,11 @@ TEST_CASE(
   CHECK(d2->done);
 }
 
-// Two agents of a real static round: their rendezvous (whose connections hold the node-rank
-// claims and the wills) and their job channels with default heartbeats unless told otherwise.
-struct ArmedJob {
-  std::vector<std::unique_ptr<StaticRendezvous>> rendezvous;
-  std::vector<std::unique_ptr<Agent>> agents;
-  std::vector<RendezvousResult> rounds;
-};
-
-ArmedJob StartArmedJob(asio::io_context& io, uint16_t port, std::chrono::milliseconds keep_alive) {
-  ArmedJob job;
-  std::vector<std::shared_ptr<testing::Outcome<RendezvousResult>>> joined;
-  for (int rank = 0; rank < 2; ++rank) {
-    RendezvousSettings settings;
-    settings.run_id = "job";
-    settings.min_nodes = settings.max_nodes = 2;
-    settings.node_rank = rank;
-    settings.store_host = "127.0.0.1";
-    settings.store_port = port;
-    settings.self.node_id = "127.0.0.1_" + std::to_string(100 + rank);
-    settings.self.addr = "127.0.0.1";
-    settings.self.hostname = "host" + std::to_string(rank);
-    settings.self.local_world_size = 1;
-    settings.self.nnodes_min = settings.self.nnodes_max = 2;
-    settings.timeout = 3s;
-    job.rendezvous.push_back(std::make_unique<StaticRendezvous>(io.get_executor(), settings));
-    joined.push_back(Spawn(io, job.rendezvous.back()->Next(std::nullopt)));
-  }
-  RunUntil(
-      io, [&] { return joined[0]->done && joined[1]->done; }, 3000ms);
-  std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
-  for (int rank = 0; rank < 2; ++rank) {
-    job.rounds.push_back(joined[rank]->get());
-    JobChannel::Settings settings;
-    settings.run_id = "job";
-    settings.store_host = "127.0.0.1";
-    settings.store_port = port;
-    settings.keep_alive_interval = keep_alive;
-    settings.hosts_store = rank == 0;
-    auto agent = std::make_unique<Agent>();
-    Agent* raw = agent.get();
-    agent->channel = std::make_unique<JobChannel>(io.get_executor(), settings, job.rounds[rank],
-                                                  [raw](const RoundEnd& end) {
-                                                    raw->seen = end;
-                                                    raw->seen_at = Clock::now();
-                                                  });
-    started.push_back(Spawn(io, agent->channel->Start()));
-    job.agents.push_back(std::move(agent));
-  }
-  RunUntil(
-      io, [&] { return started[0]->done && started[1]->done; }, 3000ms);
-  for (auto& s : started) REQUIRE(s->message() == "");
-  return job;
-}
-
-TEST_CASE(
-    "JobChannel: an agent whose connections close is lost within milliseconds, with "
-    "default heartbeats",
-    "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto job = StartArmedJob(io, server.port(), 5s);
+TEST_CASE_METHOD(ChannelTest,
+                 "JobChannel: an agent whose connections close is lost within milliseconds, with "
+                 "default heartbeats",
+                 "[rendezvous][job_channel]") {
+  auto job = Job(5s);
   auto died_at = Clock::now();
   job.agents[1].reset();  // SIGKILL: every connection of host 1 closes
   job.rendezvous[1].reset();
@@ -315,11 +321,9 @@ TEST_CASE(
   CHECK(job.agents[0]->seen_at - died_at < 200ms);  // keep_alive 5 s x 3 would take 15 s
 }
 
-TEST_CASE("JobChannel: after a clean departure an agent's exit ends nothing",
-          "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto job = StartArmedJob(io, server.port(), 5s);
+TEST_CASE_METHOD(ChannelTest, "JobChannel: after a clean departure an agent's exit ends nothing",
+                 "[rendezvous][job_channel]") {
+  auto job = Job(5s);
   auto disarmed = Spawn(io, job.rendezvous[1]->Disarm());
   RunUntil(
       io, [&] { return disarmed->done; }, 2000ms);
@@ -330,11 +334,11 @@ TEST_CASE("JobChannel: after a clean departure an agent's exit ends nothing",
   CHECK_FALSE(job.agents[0]->seen);
 }
 
-TEST_CASE("JobChannel: the agent reporting a peer whose heartbeats lapsed releases its node rank",
-          "[rendezvous][job_channel]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  auto job = StartArmedJob(io, server.port(), 100ms);
+TEST_CASE_METHOD(
+    ChannelTest,
+    "JobChannel: the agent reporting a peer whose heartbeats lapsed releases its node rank",
+    "[rendezvous][job_channel]") {
+  auto job = Job(100ms);
   job.agents[1]->channel->Stop();  // frozen: heartbeats stop, the rendezvous connection stays
   RunUntil(
       io, [&] { return job.agents[0]->seen.has_value(); }, 3000ms);
@@ -388,11 +392,11 @@ JobChannel::Settings ChannelSettings(uint16_t port, std::chrono::milliseconds ke
 
 }  // namespace shared_connection
 
-TEST_CASE("JobChannel on the rendezvous' connection: the store sees one connection per agent",
-          "[rendezvous][job_channel]") {
+TEST_CASE_METHOD(
+    ChannelTest,
+    "JobChannel on the rendezvous' connection: the store sees one connection per agent",
+    "[rendezvous][job_channel]") {
   using namespace shared_connection;
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
   constexpr int kAgents = 3;
   std::vector<std::unique_ptr<DynamicRendezvous>> rendezvous;
   std::vector<std::shared_ptr<testing::Outcome<RendezvousResult>>> rounds;
@@ -401,35 +405,14 @@ TEST_CASE("JobChannel on the rendezvous' connection: the store sees one connecti
         io.get_executor(), AgentSettings(server.port(), id, kAgents)));
     rounds.push_back(Spawn(io, rendezvous.back()->Next(std::nullopt)));
   }
-  RunUntil(
-      io,
-      [&] {
-        for (auto& round : rounds)
-          if (!round->done) return false;
-        return true;
-      },
-      5000ms);
+  testing::RunUntilAllDone(io, rounds, 5000ms);
   std::vector<std::unique_ptr<Agent>> agents;
-  std::vector<std::shared_ptr<testing::Outcome<bool>>> started;
   for (int id = 0; id < kAgents; ++id) {
     INFO(rounds[id]->message());
-    auto agent = std::make_unique<Agent>();
-    Agent* raw = agent.get();
-    agent->channel = std::make_unique<JobChannel>(
-        io.get_executor(), ChannelSettings(server.port(), 5s, 1s), rounds[id]->get(),
-        [raw](const RoundEnd& end) { raw->seen = end; }, *rendezvous[id]->connection());
-    started.push_back(Spawn(io, agent->channel->Start()));
-    agents.push_back(std::move(agent));
+    agents.push_back(MakeAgent(io, ChannelSettings(server.port(), 5s, 1s), rounds[id]->get(),
+                               rendezvous[id]->connection()));
   }
-  RunUntil(
-      io,
-      [&] {
-        for (auto& s : started)
-          if (!s->done) return false;
-        return true;
-      },
-      3000ms);
-  for (auto& s : started) REQUIRE(s->message() == "");
+  StartChannels(io, agents);
   // Heartbeats, the WAIT on the end key and the rendezvous' keys: all on one connection each.
   CHECK(server.connection_count() == kAgents);
 
@@ -470,13 +453,9 @@ TEST_CASE("JobChannel on a shared connection: a store that stops answering ends 
       io, [&] { return connected->done; }, 2000ms);
   REQUIRE(connected->message() == "");
   Agent agent;
-  agent.channel = std::make_unique<JobChannel>(
-      io.get_executor(), ChannelSettings(server.port(), 200ms, 500ms), Round(0, 1),
-      [&agent](const RoundEnd& end) {
-        agent.seen = end;
-        agent.seen_at = Clock::now();
-      },
-      connection);
+  agent.channel =
+      std::make_unique<JobChannel>(io.get_executor(), ChannelSettings(server.port(), 200ms, 500ms),
+                                   Round(0, 1), agent.Recorder(), connection);
   auto started = Spawn(io, agent.channel->Start());
   RunUntil(
       io, [&] { return started->done; }, 2000ms);

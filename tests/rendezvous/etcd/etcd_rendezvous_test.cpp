@@ -74,6 +74,22 @@ std::future<RendezvousResult> Join(boost::asio::io_context& io, Agent& agent,
   return boost::asio::co_spawn(io, agent.rendezvous->Next(previous), boost::asio::use_future);
 }
 
+// Two agents of a new run (--nnodes=2) that completed its first round together: ra and rb.
+struct JoinedPair {
+  JoinedPair() {
+    auto ja = Join(io, a);
+    auto jb = Join(io, b);
+    ra = Get(io, ja);
+    rb = Get(io, jb);
+  }
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a{io, run, 0, 2, 2};
+  Agent b{io, run, 1, 2, 2};
+  RendezvousResult ra;
+  RendezvousResult rb;
+};
+
 TEST_CASE("etcd rendezvous: MAX agents complete one round with distinct ranks") {
   boost::asio::io_context io;
   const std::string run = NewRunId();
@@ -118,15 +134,8 @@ TEST_CASE("etcd rendezvous: MIN agents complete after the last call") {
   CHECK(ra.group_rank + rb.group_rank == 1);
 }
 
-TEST_CASE("etcd job channel: the first round end wins on every agent; the exit barrier") {
-  boost::asio::io_context io;
-  const std::string run = NewRunId();
-  Agent a(io, run, 0, 2, 2);
-  Agent b(io, run, 1, 2, 2);
-  auto ja = Join(io, a);
-  auto jb = Join(io, b);
-  RendezvousResult ra = Get(io, ja);
-  RendezvousResult rb = Get(io, jb);
+TEST_CASE_METHOD(JoinedPair,
+                 "etcd job channel: the first round end wins on every agent; the exit barrier") {
   std::optional<RoundEnd> heard_a, heard_b;
   EtcdJobChannel ca(io.get_executor(), a.link, ra, [&](const RoundEnd& e) { heard_a = e; });
   EtcdJobChannel cb(io.get_executor(), b.link, rb, [&](const RoundEnd& e) { heard_b = e; });
@@ -170,15 +179,8 @@ TEST_CASE("etcd job channel: the first round end wins on every agent; the exit b
   cb.Stop();
 }
 
-TEST_CASE("etcd job channel: a member whose lease expires ends the round as a lost peer") {
-  boost::asio::io_context io;
-  const std::string run = NewRunId();
-  Agent a(io, run, 0, 2, 2);
-  Agent b(io, run, 1, 2, 2);
-  auto ja = Join(io, a);
-  auto jb = Join(io, b);
-  RendezvousResult ra = Get(io, ja);
-  RendezvousResult rb = Get(io, jb);
+TEST_CASE_METHOD(JoinedPair,
+                 "etcd job channel: a member whose lease expires ends the round as a lost peer") {
   std::optional<RoundEnd> heard;
   EtcdJobChannel cb(io.get_executor(), b.link, rb, [&](const RoundEnd& e) { heard = e; });
   auto sb = boost::asio::co_spawn(io, cb.Start(), boost::asio::use_future);
