@@ -31,6 +31,9 @@
 
 namespace cpplaunch {
 
+struct StoreConnection;   // store_connection.h
+struct StoreClientScope;  // store_connection.h
+
 class AsyncStoreClient {
  public:
   using Clock = std::chrono::steady_clock;
@@ -122,10 +125,9 @@ class AsyncStoreClient {
   std::string local_address() const;
 
  private:
-  struct Impl;
-  struct Scope;
-  std::shared_ptr<Impl> impl_;
-  std::shared_ptr<Scope> scope_;
+  // The connection, shared with the views and every operation in flight; this object's scope.
+  std::shared_ptr<StoreConnection> impl_;
+  std::shared_ptr<StoreClientScope> scope_;
 };
 
 }  // namespace cpplaunch

@@ -26,10 +26,30 @@ asio::awaitable<void> Sleep(std::chrono::milliseconds duration) {
   co_await timer.async_wait(asio::use_awaitable);
 }
 
-TEST_CASE("AsyncStoreClient runs every command against the store server",
-          "[rendezvous][async_client]") {
+// A store server on loopback and the io_context that it and the test's clients run on (both
+// outlive the clients a test declares).
+struct StoreFixture {
+  // Runs the io_context until `finished()` or `limit` passed.
+  template <class Pred>
+  void Run(Pred finished, std::chrono::milliseconds limit) {
+    RunUntil(io, finished, limit);
+  }
+  void RunFor(std::chrono::milliseconds duration) {
+    Run([] { return false; }, duration);
+  }
+  // Connects `client` to the server; the test stops unless it succeeds.
+  void Connect(AsyncStoreClient& client) {
+    auto connected = Spawn(io, client.Connect("127.0.0.1", server.port(), Clock::now() + 2s));
+    Run([&] { return connected->done; }, 2000ms);
+    REQUIRE(connected->message() == "");
+  }
+
   asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+  StoreServer server{io, testing::LoopbackServer()};
+};
+
+TEST_CASE_METHOD(StoreFixture, "AsyncStoreClient runs every command against the store server",
+                 "[rendezvous][async_client]") {
   AsyncStoreClient client(io.get_executor());
   auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await client.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
@@ -63,16 +83,15 @@ TEST_CASE("AsyncStoreClient runs every command against the store server",
     std::sort(listed.begin(), listed.end());
     CHECK(listed == std::vector<std::string>{"a", "n", "y"});
   });
-  RunUntil(
-      io, [&] { return outcome->done; }, 5000ms);
+  Run([&] { return outcome->done; }, 5000ms);
   CHECK(outcome->message() == "");
   CHECK(outcome->done);
 }
 
-TEST_CASE("AsyncStoreClient Wait wakes when another client sets the key, and times out cleanly",
-          "[rendezvous][async_client]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(StoreFixture,
+                 "AsyncStoreClient Wait wakes when another client sets the key, and times out "
+                 "cleanly",
+                 "[rendezvous][async_client]") {
   AsyncStoreClient waiter(io.get_executor());
   AsyncStoreClient setter(io.get_executor());
   Clock::time_point woke;
@@ -97,8 +116,7 @@ TEST_CASE("AsyncStoreClient Wait wakes when another client sets the key, and tim
     set_at = Clock::now();
     co_await setter.Set("late", "v");
   });
-  RunUntil(
-      io, [&] { return waiting->done && setting->done; }, 5000ms);
+  Run([&] { return waiting->done && setting->done; }, 5000ms);
   CHECK(waiting->message() == "");
   CHECK(setting->message() == "");
   REQUIRE(waiting->done);
@@ -111,10 +129,8 @@ asio::awaitable<void> SetLater(AsyncStoreClient& setter, std::string key, int de
   co_await setter.Set(key, "v");
 }
 
-TEST_CASE("AsyncStoreClient Wait racing its own timeout stays in sync",
-          "[rendezvous][async_client]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(StoreFixture, "AsyncStoreClient Wait racing its own timeout stays in sync",
+                 "[rendezvous][async_client]") {
   AsyncStoreClient waiter(io.get_executor());
   AsyncStoreClient setter(io.get_executor());
   auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
@@ -131,8 +147,7 @@ TEST_CASE("AsyncStoreClient Wait racing its own timeout stays in sync",
       CHECK(v13 == i + 1);
     }
   });
-  RunUntil(
-      io, [&] { return outcome->done; }, 10000ms);
+  Run([&] { return outcome->done; }, 10000ms);
   CHECK(outcome->message() == "");
   CHECK(outcome->done);
 }
@@ -159,97 +174,70 @@ TEST_CASE("AsyncStoreClient Connect gives up at the deadline naming the address 
   CHECK_THAT(message, Catch::Contains("refused"));
 }
 
-TEST_CASE("AsyncStoreClient reports a store that goes away during a wait",
-          "[rendezvous][async_client]") {
-  asio::io_context io;
-  auto server = std::make_unique<StoreServer>(io, testing::LoopbackServer());
+TEST_CASE_METHOD(StoreFixture, "AsyncStoreClient reports a store that goes away during a wait",
+                 "[rendezvous][async_client]") {
   AsyncStoreClient client(io.get_executor());
   auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
-    co_await client.Connect("127.0.0.1", server->port(), Clock::now() + 2s);
+    co_await client.Connect("127.0.0.1", server.port(), Clock::now() + 2s);
     std::vector<std::string> never{"never"};
     co_await client.Wait(never, std::chrono::hours(24 * 400));
   });
   auto stopping = SpawnBody(io, [&]() -> asio::awaitable<void> {
     co_await Sleep(100ms);
-    server->Stop();
+    server.Stop();
   });
-  RunUntil(
-      io, [&] { return outcome->done; }, 5000ms);
+  Run([&] { return outcome->done; }, 5000ms);
   REQUIRE(outcome->done);
   CHECK_THAT(outcome->message(), Catch::Contains("WAIT 'never'"));
   CHECK_THAT(outcome->message(), Catch::Contains("closed the connection"));
   CHECK_FALSE(client.connected());
 }
 
-TEST_CASE("AsyncStoreClient refuses a second concurrent operation", "[rendezvous][async_client]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
+TEST_CASE_METHOD(StoreFixture, "AsyncStoreClient refuses a second concurrent operation",
+                 "[rendezvous][async_client]") {
   AsyncStoreClient client(io.get_executor());
-  auto connected = Spawn(io, client.Connect("127.0.0.1", server.port(), Clock::now() + 2s));
-  RunUntil(
-      io, [&] { return connected->done; }, 2000ms);
-  REQUIRE(connected->message() == "");
+  Connect(client);
   std::vector<std::string> keys{"k"};
   auto first = Spawn(io, client.Wait(keys, 200ms));
   auto second = Spawn(io, client.Add("n", 1));
-  RunUntil(
-      io, [&] { return first->done && second->done; }, 2000ms);
+  Run([&] { return first->done && second->done; }, 2000ms);
   CHECK(first->message() == "");
   CHECK_THAT(second->message(), Catch::Contains("another operation is pending"));
 }
 
 // ---- Agent connections: tagged, so operations run side by side on one client.
 
-AsyncStoreClient::Options AgentOptions() { return AsyncStoreClient::Options::Agent(2s, ""); }
+// The same with one agent connection to the server, connected.
+struct AgentFixture : StoreFixture {
+  AgentFixture() { Connect(agent); }
 
-std::shared_ptr<testing::Outcome<bool>> ConnectAgent(asio::io_context& io, AsyncStoreClient& client,
-                                                     uint16_t port) {
-  auto connected = Spawn(io, client.Connect("127.0.0.1", port, Clock::now() + 2s));
-  RunUntil(
-      io, [&] { return connected->done; }, 2000ms);
-  REQUIRE(connected->message() == "");
-  return connected;
-}
+  AsyncStoreClient agent{io.get_executor(), AsyncStoreClient::Options::Agent(2s, "")};
+};
 
-void RunFor(asio::io_context& io, std::chrono::milliseconds duration) {
-  RunUntil(
-      io, [] { return false; }, duration);
-}
-
-TEST_CASE("AsyncStoreClient: one agent connection runs two Waits, a Set and a Get at once",
-          "[rendezvous][async_client][tagged]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  AsyncStoreClient agent(io.get_executor(), AgentOptions());
-  ConnectAgent(io, agent, server.port());
+TEST_CASE_METHOD(AgentFixture,
+                 "AsyncStoreClient: one agent connection runs two Waits, a Set and a Get at once",
+                 "[rendezvous][async_client][tagged]") {
   auto wait_a = Spawn(io, agent.Wait(std::vector<std::string>{"a"}, 5s));
   auto wait_b = Spawn(io, agent.Wait(std::vector<std::string>{"b"}, 5s));
   auto set = Spawn(io, agent.Set("c", "v"));
   auto get = Spawn(io, agent.Get("c"));
-  RunUntil(
-      io, [&] { return set->done && get->done; }, 2000ms);
+  Run([&] { return set->done && get->done; }, 2000ms);
   CHECK(set->message() == "");
   CHECK(get->get() == "v");
   CHECK_FALSE(wait_a->done);
   CHECK_FALSE(wait_b->done);
   auto set_b = Spawn(io, agent.Set("b", ""));
-  RunUntil(
-      io, [&] { return wait_b->done; }, 2000ms);
+  Run([&] { return wait_b->done; }, 2000ms);
   CHECK(wait_b->get());
   CHECK_FALSE(wait_a->done);
   auto set_a = Spawn(io, agent.Set("a", ""));
-  RunUntil(
-      io, [&] { return wait_a->done; }, 2000ms);
+  Run([&] { return wait_a->done; }, 2000ms);
   CHECK(wait_a->get());
   CHECK(server.connection_count() == 1);
 }
 
-TEST_CASE("AsyncStoreClient: one Wait's timeout cancels that wait only",
-          "[rendezvous][async_client][tagged]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  AsyncStoreClient agent(io.get_executor(), AgentOptions());
-  ConnectAgent(io, agent, server.port());
+TEST_CASE_METHOD(AgentFixture, "AsyncStoreClient: one Wait's timeout cancels that wait only",
+                 "[rendezvous][async_client][tagged]") {
   auto started = Clock::now();
   auto short_wait = Spawn(io, agent.Wait(std::vector<std::string>{"a"}, 100ms));
   auto long_wait = Spawn(io, agent.Wait(std::vector<std::string>{"b"}, 5s));
@@ -261,8 +249,7 @@ TEST_CASE("AsyncStoreClient: one Wait's timeout cancels that wait only",
     }
     co_return last;
   });
-  RunUntil(
-      io, [&] { return short_wait->done && counted->done; }, 3000ms);
+  Run([&] { return short_wait->done && counted->done; }, 3000ms);
   CHECK(short_wait->message() == "");
   CHECK_FALSE(short_wait->get());
   CHECK(Clock::now() - started >= 100ms);
@@ -270,32 +257,27 @@ TEST_CASE("AsyncStoreClient: one Wait's timeout cancels that wait only",
   CHECK_FALSE(long_wait->done);
   CHECK(agent.connected());
   auto set_b = Spawn(io, agent.Set("b", ""));
-  RunUntil(
-      io, [&] { return long_wait->done; }, 2000ms);
+  Run([&] { return long_wait->done; }, 2000ms);
   CHECK(long_wait->get());
   // The cancelled wait left nothing behind: its key appearing now changes nothing.
   auto set_a = Spawn(io, agent.Set("a", ""));
   auto after = Spawn(io, agent.Add("n", 1));
-  RunUntil(
-      io, [&] { return after->done; }, 2000ms);
+  Run([&] { return after->done; }, 2000ms);
   CHECK(after->get() == 21);
 }
 
-TEST_CASE("AsyncStoreClient: closing a view ends its operations only, and cancels its waits",
-          "[rendezvous][async_client][tagged]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  AsyncStoreClient owner(io.get_executor(), AgentOptions());
-  ConnectAgent(io, owner, server.port());
+TEST_CASE_METHOD(AgentFixture,
+                 "AsyncStoreClient: closing a view ends its operations only, and cancels its waits",
+                 "[rendezvous][async_client][tagged]") {
+  AsyncStoreClient& owner = agent;
   AsyncStoreClient view(owner, 2s);
   auto view_wait =
       Spawn(io, view.Wait(std::vector<std::string>{"k"}, std::chrono::hours(24 * 400)));
   auto view_check = Spawn(io, view.Wait(std::vector<std::string>{"j"}, 5s));
   auto owner_wait = Spawn(io, owner.Wait(std::vector<std::string>{"k"}, 5s));
-  RunFor(io, 100ms);
+  RunFor(100ms);
   view.Close();
-  RunUntil(
-      io, [&] { return view_wait->done && view_check->done; }, 1000ms);
+  Run([&] { return view_wait->done && view_check->done; }, 1000ms);
   CHECK_THAT(view_wait->message(), Catch::Contains("WAIT 'k' failed"));
   CHECK_THAT(view_wait->message(), Catch::Contains("closed"));
   CHECK_THAT(view_check->message(), Catch::Contains("closed"));
@@ -303,29 +285,24 @@ TEST_CASE("AsyncStoreClient: closing a view ends its operations only, and cancel
   CHECK(owner.connected());
   CHECK_FALSE(view.connected());
   auto refused = Spawn(io, view.Add("n", 1));
-  RunUntil(
-      io, [&] { return refused->done; }, 1000ms);
+  Run([&] { return refused->done; }, 1000ms);
   CHECK_THAT(refused->message(), Catch::Contains("closed"));
   auto set = Spawn(io, owner.Set("k", ""));
   auto counted = Spawn(io, owner.Add("n", 1));
-  RunUntil(
-      io, [&] { return owner_wait->done && counted->done; }, 2000ms);
+  Run([&] { return owner_wait->done && counted->done; }, 2000ms);
   CHECK(owner_wait->get());
   CHECK(counted->get() == 1);
 }
 
-TEST_CASE("AsyncStoreClient: a view fails once its owner closes the connection",
-          "[rendezvous][async_client][tagged]") {
-  asio::io_context io;
-  StoreServer server(io, testing::LoopbackServer());
-  AsyncStoreClient owner(io.get_executor(), AgentOptions());
-  ConnectAgent(io, owner, server.port());
+TEST_CASE_METHOD(AgentFixture,
+                 "AsyncStoreClient: a view fails once its owner closes the connection",
+                 "[rendezvous][async_client][tagged]") {
+  AsyncStoreClient& owner = agent;
   AsyncStoreClient view(owner, 2s);
   auto waiting = Spawn(io, view.Wait(std::vector<std::string>{"k"}, 5s));
-  RunFor(io, 50ms);
+  RunFor(50ms);
   owner.Close();
-  RunUntil(
-      io, [&] { return waiting->done; }, 1000ms);
+  Run([&] { return waiting->done; }, 1000ms);
   CHECK_THAT(waiting->message(), Catch::Contains("closed"));
   CHECK_FALSE(view.connected());
   // A view needs the tags of an agent connection.
