@@ -114,12 +114,9 @@ class Agent::Impl {
     }
     if (auto problem = BindToNuma()) return Refuse(*problem, ExitCode::kUsage);
     std::string error;
-    auto security = LoadStoreSecurity(options_.rdzv_conf, env_, &error);
+    auto security = LoadStoreSecurity(options_.rdzv.store, &error);
     if (!security) return Refuse(error, ExitCode::kUsage);
     security_ = std::move(*security);
-    auto budget = StoreBudgetFromConf(options_.rdzv_conf, &error);
-    if (!budget) return Refuse(error, ExitCode::kFailure);
-    security_.budget = *budget;
     if (auto problem = ProcessCapacityProblem(options_.nproc_per_node, posix::ReadPidLimits())) {
       return Refuse(*problem, ExitCode::kUsage);
     }

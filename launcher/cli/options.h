@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "base/exit_code.h"
-#include "launcher/cli/rdzv_config.h"
+#include "launcher/cli/rdzv_settings.h"
 #include "launcher/cli/std_spec.h"
 #include "worker_env/env_map.h"
 
@@ -56,7 +56,9 @@ struct LaunchOptions {
   std::string rdzv_backend = "static";  // one of static, c10d, etcd, etcd-v2
   std::string rdzv_endpoint;            // as given; "" = none
   std::string rdzv_id = "none";
-  RdzvConfig rdzv_conf;     // exactly what the user wrote (no launcher defaults)
+  // --rdzv-conf read for the backend (c10d for --standalone); no launcher defaults: a key not
+  // given is left for the agent to default.
+  RdzvSettings rdzv;
   bool standalone = false;  // not applied here: the agent picks c10d/port/uuid
 
   int max_restarts = 0;                                                        // >= 0

@@ -186,6 +186,17 @@ void CheckBackend(const LaunchOptions& o) {
              "' is not registered (known: static, c10d, etcd, etcd-v2, etcd-v3)");
 }
 
+// After CheckBackend: which keys are valid depends on the backend. Every error is a usage
+// error (one line, exit 2), found before the agent creates anything.
+void ResolveRdzvSettings(const RawValues& raw, const EnvMap& env, LaunchOptions& o) {
+  std::string error;
+  auto conf = RdzvConfig::Parse(TextOr(raw, OptionId::kRdzvConf), &error);
+  if (!conf) Refuse(error);
+  auto settings = ReadRdzvSettings(*conf, o.standalone ? "c10d" : o.rdzv_backend, env, &error);
+  if (!settings) Refuse(error);
+  o.rdzv = std::move(*settings);
+}
+
 void ResolveSizes(const RawValues& raw, const EnvMap& env, const HostProbe& host,
                   LaunchOptions& o) {
   ResolveNnodes(TextOr(raw, OptionId::kNnodes), o);
@@ -201,10 +212,6 @@ void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
   o.rdzv_backend = TextOr(raw, OptionId::kRdzvBackend);
   o.rdzv_endpoint = TextOr(raw, OptionId::kRdzvEndpoint);
   o.rdzv_id = TextOr(raw, OptionId::kRdzvId);
-  std::string error;
-  auto conf = RdzvConfig::Parse(TextOr(raw, OptionId::kRdzvConf), &error);
-  if (!conf) ValueError(error);
-  o.rdzv_conf = *conf;
   o.standalone = FlagOf(raw, OptionId::kStandalone);
   o.node_rank = IntOf(raw, OptionId::kNodeRank);
   if (o.node_rank < 0)
@@ -330,6 +337,7 @@ LaunchOptions ResolveOptions(const RawValues& raw, const EnvMap& env, const Host
   ResolveWorkers(raw, env, o, warnings);
   CheckBackend(o);
   CheckNodeRank(o);
+  ResolveRdzvSettings(raw, env, o);
   AddWarnings(o, warnings);
   AddStandaloneWarning(o, warnings);
   return o;

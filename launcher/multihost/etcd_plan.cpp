@@ -1,7 +1,5 @@
 #include "launcher/multihost/etcd_plan.h"
 
-#include <cmath>
-
 #include "base/text.h"
 #include "rendezvous/store/endpoint.h"
 
@@ -28,37 +26,6 @@ bool ReadEndpoints(const std::string& text, EtcdSettings* settings, std::string*
   return true;
 }
 
-// The first of `names` given wins; the legacy backend's names come first.
-std::string FirstOf(const RdzvConfig& conf, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (auto value = conf.Get(name)) return *value;
-  }
-  return "";
-}
-
-bool ReadTls(const RdzvConfig& conf, EtcdSettings* settings, std::string* error) {
-  const std::string protocol = conf.Get("protocol").value_or("http");
-  if (protocol != "http" && protocol != "https") {
-    *error = "The rendezvous configuration option 'protocol' must be http or https, not '" +
-             protocol + "'";
-    return false;
-  }
-  etcd::TlsFiles& tls = settings->client.tls;
-  tls.ca_file = FirstOf(conf, {"cacert", "ca_cert"});
-  tls.cert_file = FirstOf(conf, {"cert", "ssl_cert"});
-  tls.key_file = FirstOf(conf, {"key", "ssl_cert_key"});
-  settings->client.https = protocol == "https";
-  if (!settings->client.https && !(tls.ca_file + tls.cert_file + tls.key_file).empty()) {
-    *error = "--rdzv-conf names TLS files but not protocol=https (add it, or drop the files)";
-    return false;
-  }
-  if (tls.cert_file.empty() != tls.key_file.empty()) {
-    *error = "--rdzv-conf: a client certificate needs both cert (ssl_cert) and key (ssl_cert_key)";
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 std::chrono::seconds EtcdLeaseTtl(std::chrono::milliseconds keep_alive_interval,
@@ -70,18 +37,11 @@ std::chrono::seconds EtcdLeaseTtl(std::chrono::milliseconds keep_alive_interval,
 
 std::optional<EtcdSettings> PlanEtcd(const LaunchOptions& options, std::string* error) {
   EtcdSettings settings;
-  if (!ReadEndpoints(options.rdzv_endpoint, &settings, error) ||
-      !ReadTls(options.rdzv_conf, &settings, error)) {
-    return std::nullopt;
-  }
-  if (auto prefix = options.rdzv_conf.Get("etcd_prefix")) {
-    if (prefix->empty() || prefix->front() != '/') {
-      *error = "The rendezvous configuration option 'etcd_prefix' must start with '/': '" +
-               *prefix + "'";
-      return std::nullopt;
-    }
-    settings.prefix = *prefix;
-  }
+  if (!ReadEndpoints(options.rdzv_endpoint, &settings, error)) return std::nullopt;
+  const EtcdConfSettings& conf = options.rdzv.etcd;
+  settings.client.https = conf.https;
+  settings.client.tls = etcd::TlsFiles{conf.ca_file, conf.cert_file, conf.key_file};
+  if (conf.prefix) settings.prefix = *conf.prefix;
   return settings;
 }
 

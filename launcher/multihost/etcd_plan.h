@@ -1,7 +1,7 @@
 #pragma once
 // The etcd side of a multi-host plan (--rdzv-backend=etcd-v3): the cluster's endpoints from
-// --rdzv-endpoint, TLS and the key prefix from --rdzv-conf, and the agent's lease TTL from
-// torchrun's keep-alive keys. Pure.
+// --rdzv-endpoint, TLS and the key prefix from --rdzv-conf (options.rdzv.etcd), and the agent's
+// lease TTL from torchrun's keep-alive keys. Pure.
 
 #include <chrono>
 #include <optional>
@@ -20,9 +20,10 @@ inline constexpr int kDefaultEtcdPort = 2379;
 std::chrono::seconds EtcdLeaseTtl(std::chrono::milliseconds keep_alive_interval,
                                   int keep_alive_max_attempt);
 
-// Reads --rdzv-endpoint "h1[:port],h2[:port],..." and the --rdzv-conf keys etcd_prefix,
-// protocol (http or https), cacert|ca_cert, cert|ssl_cert, key|ssl_cert_key (the legacy etcd
-// and the etcd-v2 backends' spellings). nullopt with *error (one line) when malformed.
+// Reads --rdzv-endpoint "h1[:port],h2[:port],..." and takes the client's TLS files and the key
+// prefix from options.rdzv.etcd (--rdzv-conf etcd_prefix, protocol, cacert|ca_cert,
+// cert|ssl_cert, key|ssl_cert_key, checked by the command line). nullopt with *error (one
+// line) when the endpoints are malformed.
 std::optional<EtcdSettings> PlanEtcd(const LaunchOptions& options, std::string* error);
 
 }  // namespace cpplaunch

@@ -1,7 +1,6 @@
 #include "launcher/multihost/multi_host_plan.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "launcher/multihost/etcd_plan.h"
 #include "launcher/multihost/store_endpoint.h"
@@ -9,50 +8,22 @@
 namespace cpplaunch {
 namespace {
 
-using std::chrono::milliseconds;
-
-// torchrun takes whole seconds; fractions are accepted too (tests use short heartbeats).
-// Without `key`, *out keeps its value: the settings struct's default.
-bool Seconds(const RdzvConfig& conf, const char* key, milliseconds* out, std::string* error) {
-  auto text = conf.Get(key);
-  if (!text) return true;
-  char* end = nullptr;
-  double value = std::strtod(text->c_str(), &end);
-  if (text->empty() || *end != '\0' || !std::isfinite(value) || value < 0) {
-    *error = std::string("The rendezvous configuration option '") + key +
-             "' does not represent a valid number of seconds: '" + *text + "'";
-    return false;
-  }
-  *out = milliseconds(static_cast<int64_t>(std::llround(value * 1000)));
-  return true;
-}
-
-bool ReadConf(const LaunchOptions& o, MultiHostPlan* plan, std::string* error) {
-  const RdzvConfig& conf = o.rdzv_conf;
+// A key not given keeps the settings' default, torchrun's: timeout=900 is what the launcher
+// adds to --rdzv-conf; join, last_call, close and heartbeat are dynamic_rendezvous's
+// RendezvousTimeout defaults; read_timeout is the c10d backend's; keep_alive_interval 5 and
+// keep_alive_max_attempt 3 come from its handler.
+void ApplyTimings(const RdzvTimings& t, MultiHostPlan* plan) {
   RendezvousSettings& r = plan->rendezvous;
   JobChannel::Settings& c = plan->channel;
-  // A key not given keeps the settings' default, torchrun's: timeout=900 is what the launcher
-  // adds to --rdzv-conf; join, last_call, close and heartbeat are dynamic_rendezvous's
-  // RendezvousTimeout defaults; read_timeout is the c10d backend's; keep_alive_interval 5 and
-  // keep_alive_max_attempt 3 come from its handler.
-  if (!Seconds(conf, "timeout", &r.timeout, error) ||
-      !Seconds(conf, "join_timeout", &r.join_timeout, error) ||
-      !Seconds(conf, "last_call_timeout", &r.last_call_timeout, error) ||
-      !Seconds(conf, "close_timeout", &r.close_timeout, error) ||
-      !Seconds(conf, "read_timeout", &r.read_timeout, error) ||
-      !Seconds(conf, "keep_alive_interval", &c.keep_alive_interval, error) ||
-      !Seconds(conf, "heartbeat_timeout", &c.heartbeat_timeout, error)) {
-    return false;
-  }
-  auto attempts = conf.GetInt("keep_alive_max_attempt", c.keep_alive_max_attempt, error);
-  if (!attempts) return false;
-  if (*attempts < 1) {
-    *error = "The rendezvous configuration option 'keep_alive_max_attempt' must be at least 1";
-    return false;
-  }
-  c.keep_alive_max_attempt = static_cast<int>(*attempts);
+  r.timeout = t.timeout.value_or(r.timeout);
+  r.join_timeout = t.join_timeout.value_or(r.join_timeout);
+  r.last_call_timeout = t.last_call_timeout.value_or(r.last_call_timeout);
+  r.close_timeout = t.close_timeout.value_or(r.close_timeout);
+  r.read_timeout = t.read_timeout.value_or(r.read_timeout);
+  c.keep_alive_interval = t.keep_alive_interval.value_or(c.keep_alive_interval);
+  c.heartbeat_timeout = t.heartbeat_timeout.value_or(c.heartbeat_timeout);
+  c.keep_alive_max_attempt = t.keep_alive_max_attempt.value_or(c.keep_alive_max_attempt);
   c.read_timeout = r.read_timeout;
-  return true;
 }
 
 // Where the store is. One host may default its endpoint (--standalone, or localhost for an
@@ -81,12 +52,10 @@ bool LocateStore(const LaunchOptions& o, MultiHostPlan* plan, std::string* error
 
 // Who serves the store: torchrun's is_host overrides; a static job has a fixed rank 0; a
 // c10d job guesses from the endpoint's address, since no rank is known before the rendezvous.
-bool DecideStoreHost(const LaunchOptions& o, const LocalAddressTest& is_local_address,
-                     MultiHostPlan* plan, std::string* error) {
-  if (o.rdzv_conf.Get("is_host")) {
-    auto value = o.rdzv_conf.GetBool("is_host", false, error);
-    if (!value) return false;
-    plan->host_store = *value;
+void DecideStoreHost(const LaunchOptions& o, const LocalAddressTest& is_local_address,
+                     MultiHostPlan* plan) {
+  if (o.rdzv.is_host) {
+    plan->host_store = *o.rdzv.is_host;
     plan->host_forced = true;
   } else if (!plan->dynamic) {
     plan->host_store = o.node_rank == 0;
@@ -94,7 +63,6 @@ bool DecideStoreHost(const LaunchOptions& o, const LocalAddressTest& is_local_ad
   } else {
     plan->host_store = is_local_address(plan->store_host);
   }
-  return true;
 }
 
 void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid,
@@ -130,7 +98,7 @@ bool PlanEtcdSide(const LaunchOptions& o, MultiHostPlan* plan, std::string* erro
   plan->etcd_settings = std::move(*settings);
   plan->etcd_settings.lease_ttl =
       EtcdLeaseTtl(plan->channel.keep_alive_interval, plan->channel.keep_alive_max_attempt);
-  if (o.rdzv_conf.Has("timeout") && !o.rdzv_conf.Has("join_timeout")) {
+  if (o.rdzv.timings.timeout && !o.rdzv.timings.join_timeout) {
     plan->rendezvous.join_timeout = plan->rendezvous.timeout;
   }
   // One request (all its endpoints) never outlasts the join: an unreachable cluster is reported
@@ -158,15 +126,15 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
   plan.dynamic = IsDynamicRendezvous(o) || IsEtcdRendezvous(o);
   plan.run_id = o.rdzv_id;
   if (IsEtcdRendezvous(o)) {
-    if (!ReadConf(o, &plan, error) || !PlanEtcdSide(o, &plan, error)) return std::nullopt;
+    ApplyTimings(o.rdzv.timings, &plan);
+    if (!PlanEtcdSide(o, &plan, error)) return std::nullopt;
     FillRendezvous(o, hostname, pid, &plan);
     FillChannel(&plan);
     return plan;
   }
-  if (!ReadConf(o, &plan, error) || !LocateStore(o, &plan, error) ||
-      !DecideStoreHost(o, is_local_address, &plan, error)) {
-    return std::nullopt;
-  }
+  ApplyTimings(o.rdzv.timings, &plan);
+  if (!LocateStore(o, &plan, error)) return std::nullopt;
+  DecideStoreHost(o, is_local_address, &plan);
   FillRendezvous(o, hostname, pid, &plan);
   FillChannel(&plan);
   return plan;

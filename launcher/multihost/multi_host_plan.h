@@ -1,7 +1,8 @@
 #pragma once
 // How this agent takes part in a multi-host job (--nnodes with MAX > 1), derived from the
 // options: which rendezvous, where the store is, whether this agent hosts it, and the
-// --rdzv-conf settings (torchrun's keys and defaults). Pure apart from `is_local_address`.
+// --rdzv-conf settings as the command line read them (options.rdzv), with torchrun's defaults
+// for the keys not given. Pure apart from `is_local_address`.
 
 #include <chrono>
 #include <functional>
@@ -40,7 +41,8 @@ using LocalAddressTest = std::function<bool(const std::string& host)>;
 
 // `hostname` and `pid` identify this agent in messages and node ids; `security` (loaded by
 // LoadStoreSecurity) goes to the store and, its secret, to every agent connection. Returns
-// nullopt with *error for a malformed --rdzv-conf value or endpoint (torchrun: exit 1).
+// nullopt with *error for a malformed endpoint (torchrun: exit 1); --rdzv-conf values were
+// checked by the command line.
 std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& options,
                                            const std::string& hostname, int pid,
                                            const LocalAddressTest& is_local_address,

@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 
-#include "launcher/cli/rdzv_config.h"
 #include "launcher/multihost/store_security.h"
 #include "rendezvous/store/store_server.h"
 
@@ -38,10 +37,5 @@ inline constexpr uint64_t kMaxStoreConnections = 16384;
 // Pure: min(16384, fd_limit - reserve), at least 1 (a store that takes no connection is no
 // store; with a limit below the reserve the agent cannot run its workers either).
 std::size_t StoreConnectionCap(uint64_t fd_limit, int nproc_per_node);
-
-// The store's limits from --rdzv-conf: `store_max_bytes` (the memory budget; a byte count with
-// an optional K/M/G suffix, binary: 2G = 2 GiB; at least 16M). nullopt with *error (one line)
-// when the value is malformed.
-std::optional<BudgetLimits> StoreBudgetFromConf(const RdzvConfig& conf, std::string* error);
 
 }  // namespace cpplaunch

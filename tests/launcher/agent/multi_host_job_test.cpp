@@ -132,14 +132,5 @@ TEST_CASE("MultiHostJob: a signal while the workers run ends the job with 1, no 
   CHECK(Says(run, "cpplaunch: received SIGHUP; forwarding it to the workers"));
 }
 
-TEST_CASE("MultiHostJob: a malformed --rdzv-conf value is an error before any worker starts",
-          "[agent][multi_host_job]") {
-  Run run = RunAgent(Options({"--rdzv-conf=timeout=soon"}),
-                     [](auto&, FakeWorkerGroup&, const auto&) { FAIL("started"); });
-  CHECK(run.code == 1);
-  CHECK(run.starts == 0);
-  CHECK(Says(run, "cpplaunch: error: The rendezvous configuration option 'timeout'"));
-}
-
 }  // namespace
 }  // namespace cpplaunch

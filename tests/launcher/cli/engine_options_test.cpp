@@ -112,14 +112,14 @@ TEST_CASE("engine none (--engine=none, PET_ENGINE=none) ignore the step") {
 TEST_CASE("c10d: the endpoint and is_host come from the engine") {
   LaunchOptions o = Ok({"--rdzv-backend=c10d", "train.py"}, SlurmTask(0)).options;
   CHECK(o.rdzv_endpoint == "gpu-001:" + std::to_string(DerivedPort(1234, 0)));
-  CHECK(o.rdzv_conf.Get("is_host") == "1");
+  CHECK(o.rdzv.is_host == true);
   o = Ok({"--rdzv-backend=c10d", "--rdzv-conf=timeout=60", "train.py"}, SlurmTask(3)).options;
-  CHECK(o.rdzv_conf.Get("is_host") == "0");
-  CHECK(o.rdzv_conf.Get("timeout") == "60");
+  CHECK(o.rdzv.is_host == false);
+  CHECK(o.rdzv.timings.timeout == std::chrono::seconds(60));
   // A given endpoint is the user's store: no is_host guess for it.
   o = Ok({"--rdzv-backend=c10d", "--rdzv-endpoint=store:1", "train.py"}, SlurmTask(0)).options;
   CHECK(o.rdzv_endpoint == "store:1");
-  CHECK_FALSE(o.rdzv_conf.Has("is_host"));
+  CHECK_FALSE(o.rdzv.is_host);
 }
 
 TEST_CASE("a one-node step runs as a single host") {
@@ -231,7 +231,7 @@ TEST_CASE("Kubeflow Trainer v2 and training-operator PET_* sets, exactly as torc
   CHECK(o.rdzv_endpoint == "pj-worker-0:23456");
   CHECK(o.min_nodes == 1);
   CHECK(o.max_nodes == 3);
-  CHECK(o.rdzv_conf.Get("join_timeout") == "100");
+  CHECK(o.rdzv.timings.join_timeout == std::chrono::seconds(100));
   // torchrun's int("") fails on the operator's PET_STANDALONE="": so does cpplaunch, exit 1.
   ParseResult standalone = Parse({"t.py"}, {{"PET_STANDALONE", ""}});
   CHECK(standalone.status == ParseStatus::kValueError);

@@ -34,6 +34,15 @@ std::string UsageError(const Args& argv, const EnvMap& env = {}) {
   return r.message;
 }
 
+// The message of a refusal (one line, exit 2).
+std::string Refused(const Args& argv, const EnvMap& env = {}) {
+  ParseResult r = Parse(argv, env);
+  INFO(r.message);
+  REQUIRE(r.status == ParseStatus::kRefused);
+  REQUIRE(r.exit_code() == 2);
+  return r.message;
+}
+
 // The message of a value error (exit 1).
 std::string ValueError(const Args& argv, const EnvMap& env = {}, HostProbe host = FakeHost(8, 0)) {
   ParseResult r = Parse(argv, env, std::move(host));
@@ -52,7 +61,7 @@ TEST_CASE("defaults match newest torchrun") {
   CHECK(o.rdzv_backend == "static");
   CHECK(o.rdzv_endpoint.empty());
   CHECK(o.rdzv_id == "none");
-  CHECK(o.rdzv_conf.values().empty());
+  CHECK(o.rdzv == RdzvSettings{});
   CHECK_FALSE(o.standalone);
   CHECK(o.max_restarts == 0);
   CHECK(o.monitor_interval == milliseconds(100));
@@ -131,7 +140,7 @@ TEST_CASE("every option in both spellings, with = and with a separate value") {
     CHECK(o.rdzv_backend == "c10d");
     CHECK(o.rdzv_endpoint == "h:1234");
     CHECK(o.rdzv_id == "j1");
-    CHECK(o.rdzv_conf.Get("timeout") == "5");
+    CHECK(o.rdzv.timings.timeout == seconds(5));
     CHECK(o.standalone);
     CHECK(o.max_restarts == 2);
     CHECK(o.monitor_interval == milliseconds(500));
@@ -218,7 +227,8 @@ TEST_CASE("a bare -- ends the options: the next word is the script even if it lo
 
 TEST_CASE("option values that start with a dash") {
   CHECK(UsageError({"--nnodes", "-1:2", "s"}) == "argument --nnodes: expected one argument");
-  CHECK(Ok({"--rdzv-conf", "-x y=1", "s"}).rdzv_conf.Get("-x y") == "1");  // has a space
+  // Has a space, so it is --rdzv-conf's value: the key it names is read (and is unknown).
+  CHECK(Refused({"--rdzv-conf", "-x y=1", "s"}).starts_with("--rdzv-conf: unknown key '-x y'"));
   CHECK(Ok({"--role=-x", "s"}).role == "-x");
   CHECK(UsageError({"--role", "-x", "s"}) == "argument --role: expected one argument");
   CHECK(UsageError({"--role", "--", "s"}) == "argument --role: expected one argument");
@@ -297,7 +307,7 @@ TEST_CASE("value errors torchrun reports with exit 1") {
   CHECK(ValueError({"--monitor-interval", "inf", "s"}).starts_with("--monitor-interval inf"));
   CHECK(ValueError({"--shutdown-timeout=-5", "s"}) ==
         "shutdown_timeout must be non-negative, got -5");
-  CHECK(ValueError({"--rdzv-conf", "timeout", "s"}) ==
+  CHECK(Refused({"--rdzv-conf", "timeout", "s"}) ==
         "The rendezvous configuration option 'timeout' must have a value specified.");
   CHECK(ValueError({"--local-ranks-filter", "0,x", "s"}) ==
         "--local_ranks_filter must be a comma-separated list of integers e.g. "
@@ -363,7 +373,7 @@ TEST_CASE("PET_* variables supply defaults; the command line wins") {
   CHECK(o.master_addr == "10.1.1.1");
   CHECK(o.master_port == 1234);
   CHECK(o.node_rank == 1);
-  CHECK(o.rdzv_conf.Get("join_timeout") == "9");
+  CHECK(o.rdzv.timings.join_timeout == seconds(9));
   CHECK(o.redirects.is_map());
   CHECK(o.tee.bits_for(5) == 3);
   CHECK(o.role == "w");
@@ -506,10 +516,17 @@ TEST_CASE("master_addr with a dynamic backend and no endpoint warns as torchrun 
 
 TEST_CASE("the rdzv conf is kept as written (launcher defaults are the agent's business)") {
   const LaunchOptions o = Ok({"--rdzv-conf", "is_host=1, read_timeout = 120", "s"});
-  CHECK(o.rdzv_conf.values().size() == 2);
-  std::string error;
-  CHECK(o.rdzv_conf.GetBool("is_host", false, &error) == true);
-  CHECK(o.rdzv_conf.GetSeconds("read_timeout", seconds(60), &error) == seconds(120));
+  RdzvSettings written;
+  written.is_host = true;
+  written.timings.read_timeout = seconds(120);
+  CHECK(o.rdzv == written);
+}
+
+TEST_CASE("a malformed --rdzv-conf value is one line and exit 2, before the agent runs") {
+  // Moved from the agent's multi-host tests, where it was exit 1 after the store existed.
+  CHECK(Refused({"--nnodes=1:2", "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:29400",
+                 "--rdzv-conf=timeout=soon", "--no-python", "/bin/true"})
+            .starts_with("The rendezvous configuration option 'timeout'"));
 }
 
 TEST_CASE("a static node rank outside --nnodes is a value error; c10d ignores it") {

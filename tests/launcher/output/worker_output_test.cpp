@@ -152,6 +152,36 @@ WorkerStreams Streams(int local_rank, StreamRoute out, StreamRoute err, const Sc
   return s;
 }
 
+// One agent's output side: a scratch log directory, the loop, two pipes playing the console's
+// stdout and stderr, their writers, and the WorkerOutput under test (destroyed first).
+struct OutputRig {
+  ScratchDir dir;
+  boost::asio::io_context io;
+  PipeSink out_sink{io}, err_sink{io};
+  ConsoleWriter out{io, out_sink.fd()}, err{io, err_sink.fd()};
+  WorkerOutput output{io, out, err};
+
+  // Spawns the workers with these stdios, waits for all of them, drains (RunWorkers).
+  std::chrono::milliseconds Run(const std::vector<std::vector<std::string>>& argvs,
+                                const std::vector<ChildStdio>& stdios) {
+    return RunWorkers(io, output, argvs, stdios);
+  }
+
+  // Drains with `grace`; true when the drain ended within `timeout`.
+  bool Drained(std::chrono::milliseconds grace, std::chrono::milliseconds timeout = 20s) {
+    bool drained = false;
+    output.Drain(grace, [&] { drained = true; });
+    return RunUntil(
+        io, [&] { return drained; }, timeout);
+  }
+
+  // Lets the loop run a while, so that anything still under way reaches the sinks.
+  void Settle() {
+    RunUntil(
+        io, [] { return false; }, 50ms);
+  }
+};
+
 std::vector<std::string> Sh(const std::string& script) { return {"/bin/sh", "-c", script}; }
 
 struct IgnoreSigpipe {
@@ -177,22 +207,18 @@ TEST_CASE("ResolveStreamRoute follows torchrun's redirect, tee and filter rules"
   CHECK(ResolveStreamRoute(false, true, false, false) == R::kDiscard);
 }
 
-TEST_CASE("WorkerOutput tee prefixes lines on the console and writes raw bytes to the log file",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
+TEST_CASE_METHOD(OutputRig,
+                 "WorkerOutput tee prefixes lines on the console and writes raw bytes to the log "
+                 "file",
+                 "[launcher][output][process]") {
   CHECK(out.asynchronous());
-  WorkerOutput output(io, out, err);
   const auto streams = Streams(3, StreamRoute::kTee, StreamRoute::kTee, dir);
   const ChildStdio stdio = output.Open(streams);
   CHECK(stdio.stdout_fd >= 0);
   CHECK(stdio.stderr_fd >= 0);
   CHECK((::fcntl(stdio.stdout_fd, F_GETFD) & FD_CLOEXEC) != 0);
   CHECK((::fcntl(stdio.stderr_fd, F_GETFD) & FD_CLOEXEC) != 0);
-  RunWorkers(io, output, {Sh("printf 'one\\ntwo\\n'; printf 'bad\\n' >&2; printf 'three'")},
-             {stdio});
+  Run({Sh("printf 'one\\ntwo\\n'; printf 'bad\\n' >&2; printf 'three'")}, {stdio});
   RunUntil(
       io, [&] { return out_sink.text().size() >= 47; }, 2s);
   CHECK(out_sink.text() == "[default3]:one\n[default3]:two\n[default3]:three\n");
@@ -201,18 +227,13 @@ TEST_CASE("WorkerOutput tee prefixes lines on the console and writes raw bytes t
   CHECK(ReadFile(streams.stderr_log) == "bad\n");
 }
 
-TEST_CASE("WorkerOutput redirect-only writes the files and nothing to the console",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(OutputRig,
+                 "WorkerOutput redirect-only writes the files and nothing to the console",
+                 "[launcher][output][process]") {
   const auto streams = Streams(0, StreamRoute::kFile, StreamRoute::kFile, dir);
   const ChildStdio stdio = output.Open(streams);
-  RunWorkers(io, output, {Sh("echo out; echo err >&2")}, {stdio});
-  RunUntil(
-      io, [] { return false; }, 50ms);
+  Run({Sh("echo out; echo err >&2")}, {stdio});
+  Settle();
   CHECK(out_sink.text().empty());
   CHECK(err_sink.text().empty());
   CHECK(ReadFile(streams.stdout_log) == "out\n");
@@ -220,13 +241,9 @@ TEST_CASE("WorkerOutput redirect-only writes the files and nothing to the consol
   CHECK(output.bytes_read() == 0);
 }
 
-TEST_CASE("WorkerOutput gives inherit as -1 and a hidden rank /dev/null or its file only",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(OutputRig,
+                 "WorkerOutput gives inherit as -1 and a hidden rank /dev/null or its file only",
+                 "[launcher][output][process]") {
   const ChildStdio inherit =
       output.Open(Streams(0, StreamRoute::kInherit, StreamRoute::kInherit, dir));
   CHECK(inherit.stdout_fd == -1);
@@ -240,25 +257,19 @@ TEST_CASE("WorkerOutput gives inherit as -1 and a hidden rank /dev/null or its f
   REQUIRE(::stat("/dev/null", &devnull) == 0);
   REQUIRE(::fstat(stdio.stderr_fd, &given) == 0);
   CHECK(given.st_rdev == devnull.st_rdev);
-  RunWorkers(io, output, {Sh("echo visible-in-file; echo nowhere >&2")}, {stdio});
-  RunUntil(
-      io, [] { return false; }, 50ms);
+  Run({Sh("echo visible-in-file; echo nowhere >&2")}, {stdio});
+  Settle();
   CHECK(out_sink.text().empty());
   CHECK(err_sink.text().empty());
   CHECK(ReadFile(hidden.stdout_log) == "visible-in-file\n");
   CHECK_FALSE(fs::exists(hidden.stderr_log));
 }
 
-TEST_CASE("WorkerOutput writes a crashing worker's partial last line",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(OutputRig, "WorkerOutput writes a crashing worker's partial last line",
+                 "[launcher][output][process]") {
   const auto streams = Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir);
   const ChildStdio stdio = output.Open(streams);
-  RunWorkers(io, output, {{CPPLAUNCH_OUTPUT_WRITER, "w", "2", "14", "out", "no newline"}}, {stdio});
+  Run({{CPPLAUNCH_OUTPUT_WRITER, "w", "2", "14", "out", "no newline"}}, {stdio});
   RunUntil(
       io, [&] { return out_sink.text().size() >= 63; }, 2s);
   CHECK(out_sink.text() ==
@@ -266,13 +277,8 @@ TEST_CASE("WorkerOutput writes a crashing worker's partial last line",
   CHECK(ReadFile(streams.stdout_log) == "w 000000000 x\nw 000000001 x\nno newline");
 }
 
-TEST_CASE("WorkerOutput never interleaves two workers' lines mid-line",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(OutputRig, "WorkerOutput never interleaves two workers' lines mid-line",
+                 "[launcher][output][process]") {
   constexpr int kLines = 3000;
   std::vector<ChildStdio> stdios;
   std::vector<std::vector<std::string>> argvs;
@@ -282,7 +288,7 @@ TEST_CASE("WorkerOutput never interleaves two workers' lines mid-line",
     argvs.push_back({CPPLAUNCH_OUTPUT_WRITER, "t" + std::to_string(lr), std::to_string(kLines),
                      "5000", "both"});
   }
-  RunWorkers(io, output, argvs, stdios);
+  Run(argvs, stdios);
   const std::size_t expected_size = 2 * kLines * (5000 + 11);
   RunUntil(
       io, [&] { return out_sink.text().size() >= expected_size; }, 5s);
@@ -333,13 +339,8 @@ TEST_CASE("WorkerOutput copies heavy output intact and fast", "[launcher][output
   ::close(console_fd);
 }
 
-TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(OutputRig, "WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
+                 "[launcher][output][process]") {
   // No log files (--log-dir /dev/null): a console-only tee reads pipes.
   WorkerStreams streams = Streams(2, StreamRoute::kTee, StreamRoute::kTee, dir);
   streams.stdout_log.clear();
@@ -351,11 +352,8 @@ TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
   const pid_t pid = Spawn(Sh("sleep 30 & echo started; printf tail"), stdio);
   output.Start();
   WaitExit(pid);
-  bool drained = false;
   const auto start = Clock::now();
-  output.Drain(300ms, [&] { drained = true; });
-  REQUIRE(RunUntil(
-      io, [&] { return drained; }, 5s));
+  REQUIRE(Drained(300ms, 5s));
   const auto took = Clock::now() - start;
   ::kill(-pid, SIGKILL);  // the sleeper is still in the worker's process group
   CHECK(took >= 250ms);
@@ -366,13 +364,9 @@ TEST_CASE("WorkerOutput Drain is bounded when a grandchild keeps the pipe open",
   CHECK_FALSE(fs::exists(dir / "2-stdout.log"));
 }
 
-TEST_CASE("WorkerOutput tails a tee'd log file: lines reach the console while the worker runs",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(
+    OutputRig, "WorkerOutput tails a tee'd log file: lines reach the console while the worker runs",
+    "[launcher][output][process]") {
   const auto streams = Streams(4, StreamRoute::kTee, StreamRoute::kInherit, dir);
   const ChildStdio stdio = output.Open(streams);
   // The worker writes its log file itself, appending (as with --redirects).
@@ -389,31 +383,23 @@ TEST_CASE("WorkerOutput tails a tee'd log file: lines reach the console while th
   int status = 0;
   CHECK(::waitpid(pid, &status, WNOHANG) == 0);
   WaitExit(pid);
-  bool drained = false;
   const auto start = Clock::now();
-  output.Drain(WorkerOutput::kDefaultDrainGrace, [&] { drained = true; });
-  REQUIRE(RunUntil(
-      io, [&] { return drained; }, 5s));
+  REQUIRE(Drained(WorkerOutput::kDefaultDrainGrace, 5s));
   // A file has no EOF to wait for: the drain reads to the current end and is done.
   CHECK(Clock::now() - start < 200ms);
   CHECK(out_sink.text() == "[default4]:first\n[default4]:second\n");
   RunUntil(
       io, [&] { return ReadFile(streams.stdout_log).find("late") != std::string::npos; }, 5s);
-  RunUntil(
-      io, [] { return false; }, 50ms);
+  Settle();
   // The grandchild's late line went to the file only.
   CHECK(ReadFile(streams.stdout_log) == "first\nsecondlate\n");
   CHECK(out_sink.text() == "[default4]:first\n[default4]:second\n");
   ::kill(-pid, SIGKILL);
 }
 
-TEST_CASE("WorkerOutput reads every tailed file after the kernel's watch queue overflowed",
-          "[launcher][output][process]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(OutputRig,
+                 "WorkerOutput reads every tailed file after the kernel's watch queue overflowed",
+                 "[launcher][output][process]") {
   const ChildStdio a = output.Open(Streams(0, StreamRoute::kTee, StreamRoute::kTee, dir));
   const ChildStdio b = output.Open(Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir));
   // Rank 0 alternates stdout and stderr writes (events that cannot merge) more often than the
@@ -433,21 +419,15 @@ TEST_CASE("WorkerOutput reads every tailed file after the kernel's watch queue o
       io,
       [&] { return out_sink.text().find("[default1]:after-the-overflow\n") != std::string::npos; },
       5s));
-  bool drained = false;
-  output.Drain(WorkerOutput::kDefaultDrainGrace, [&] { drained = true; });
-  REQUIRE(RunUntil(io, [&] { return drained; }));
+  REQUIRE(Drained(WorkerOutput::kDefaultDrainGrace));
   RunUntil(
       io, [&] { return err_sink.text().size() >= 10000 * 13; }, 2s);
   CHECK(err_sink.text().size() == 10000 * 13);
 }
 
-TEST_CASE("WorkerOutput duplicates matching tee'd lines of every worker to one filtered file",
-          "[launcher][output][process][filters]") {
-  ScratchDir dir;
-  boost::asio::io_context io;
-  PipeSink out_sink(io), err_sink(io);
-  ConsoleWriter out(io, out_sink.fd()), err(io, err_sink.fd());
-  WorkerOutput output(io, out, err);
+TEST_CASE_METHOD(
+    OutputRig, "WorkerOutput duplicates matching tee'd lines of every worker to one filtered file",
+    "[launcher][output][process][filters]") {
   output.DuplicateMatchingLines(false, {"loss"}, dir / "filtered_stdout.log");
   output.DuplicateMatchingLines(true, {}, dir / "filtered_stderr.log");  // none: no file
   const ChildStdio a = output.Open(Streams(0, StreamRoute::kTee, StreamRoute::kTee, dir));
