@@ -1,0 +1,26 @@
+#include "launcher/agent/agent_listeners.h"
+
+#include "launcher/agent/elastic_event_log.h"
+#include "launcher/agent/failure_reporter.h"
+#include "launcher/agent/watchdog.h"
+
+namespace cpplaunch {
+
+std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup) {
+  auto listeners = std::make_unique<AgentListeners>();
+  auto events =
+      std::make_unique<ElasticEventLog>(setup.options, setup.env, setup.console.err(), setup.run_id,
+                                        setup.host, setup.started_at, Watchdog::Enabled(setup.env));
+  ElasticEventLog* event_log = events.get();  // owned by `listeners`, as the watchdog is
+  std::unique_ptr<Watchdog> watchdog =
+      Watchdog::Start(setup.io, setup.env, setup.console,
+                      [event_log](const WatchdogKill& kill) { event_log->OnWatchdogKill(kill); });
+  const Watchdog* watchdog_view = watchdog.get();
+  listeners->Add(std::move(events));
+  if (watchdog) listeners->Add(std::move(watchdog));
+  listeners->Add(std::make_unique<FailureReporter>(setup.options, setup.env, setup.console,
+                                                   setup.logs, watchdog_view));
+  return listeners;
+}
+
+}  // namespace cpplaunch
