@@ -276,11 +276,22 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     co_return call->done;
   }
 
+  // Close() (of the client or the view) or the client's destruction came first.
+  bool Ended(const Scope& scope) const { return scope.closed || cancelled; }
+
+  // A reply that arrived just before the client was closed or destroyed resumes its coroutine
+  // afterwards: it must end with StoreError like every other pending operation, or the caller
+  // would carry on with an object that may be gone (a rendezvous destroyed mid-join).
+  void ThrowIfEnded(const Scope& scope, const std::string& what) const {
+    if (Ended(scope)) throw StoreError(what + " failed on the store at " + peer + ": closed");
+  }
+
   // The call's reply, or its error thrown.
-  Reply Outcome(Call& call, const std::string& what) {
+  Reply Outcome(const Scope& scope, Call& call, const std::string& what) {
     if (!call.error.empty()) {
       throw StoreError(what + " failed on the store at " + peer + ": " + call.error);
     }
+    ThrowIfEnded(scope, what);
     return std::move(call.reply);
   }
 
@@ -304,7 +315,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     const std::string what = Describe(request);
     auto call = Issue(scope, request, count, what);
     if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
-    co_return Outcome(*call, what);
+    co_return Outcome(scope, *call, what);
   }
 
   // A WAIT of its own on the shared connection; its timeout cancels only this wait (tagged
@@ -318,7 +329,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
       SendCancelWait(call->tag);
       if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
     }
-    co_return Outcome(*call, what).u8 == kStopWaiting;
+    co_return Outcome(scope, *call, what).u8 == kStopWaiting;
   }
 
   // Tells the store to cancel the WAIT sent as `wait_tag`; CANCEL_WAIT's own reply is dropped.
@@ -430,6 +441,7 @@ struct AsyncStoreClient::Impl : std::enable_shared_from_this<Impl> {
     co_await WriteAll(bytes, what);
     Reply reply = co_await ReadReply(ReplyShapeOf(request.command), count, what);
     Disarm();
+    ThrowIfEnded(scope, what);
     co_return reply;
   }
 
@@ -554,7 +566,11 @@ void AsyncStoreClient::Close() {
   impl_->cancelled = true;
   impl_->CloseWith("the client was closed");
 }
-bool AsyncStoreClient::cancelled() const { return scope_->closed || impl_->cancelled; }
+bool AsyncStoreClient::cancelled() const { return impl_->Ended(*scope_); }
+
+std::function<bool()> AsyncStoreClient::ClosedProbe() const {
+  return [impl = impl_, scope = scope_] { return impl->Ended(*scope); };
+}
 bool AsyncStoreClient::connected() const { return impl_->open && !scope_->closed; }
 const std::string& AsyncStoreClient::peer() const { return impl_->peer; }
 
@@ -615,15 +631,21 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
             } else {
               co_await impl->Handshake();
             }
-            co_return;
           } catch (const StoreHandshakeFailed&) {
             throw;
           } catch (const StoreTimeout&) {
             throw;  // silence is not an answer: a slow store, or a service that waits for more
           } catch (const StoreError& error) {
-            // With what answered, so that the caller can tell another service from a store.
-            throw StoreHandshakeFailed(error.what(), QuoteAnswer(impl->heard));
+            // With what answered, so that the caller can tell another service from a store;
+            // a handshake that Close() (or the destruction) broke is reported as closed below.
+            if (!impl->cancelled)
+              throw StoreHandshakeFailed(error.what(), QuoteAnswer(impl->heard));
           }
+          // Closed or destroyed during the handshake (its last reply may have come in just
+          // before): not connected.
+          if (!impl->cancelled) co_return;
+          last_error = "the client was closed";
+          break;
         }
         last_error = reason;
       }
@@ -794,6 +816,7 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
     reply = co_await impl->ReadReply(ReplyShape::kU8, 0, what);  // the WAIT_CANCELED
   }
   impl->Disarm();
+  impl->ThrowIfEnded(*scope, what);
   co_return keys_ready;
 }
 
