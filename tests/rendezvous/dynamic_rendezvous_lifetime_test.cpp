@@ -55,7 +55,15 @@ SteppedJoin DestroyAfter(int steps) {
   auto a = std::make_unique<DynamicRendezvous>(io.get_executor(), HostSettings(server.port(), 0));
   auto b = std::make_unique<DynamicRendezvous>(io.get_executor(), HostSettings(server.port(), 1));
   auto ra = Spawn(io, a->Next(std::nullopt));
-  auto rb = Spawn(io, b->Next(std::nullopt));
+  // Steps are counted from b's first: a coroutine that never started has not yet read its object
+  // (co_spawn only queues it), and destroying the object before that is not a mid-join death.
+  auto b_started = std::make_shared<bool>(false);
+  DynamicRendezvous* joining = b.get();
+  auto rb = testing::SpawnBody(io, [b_started, joining]() -> asio::awaitable<RendezvousResult> {
+    *b_started = true;
+    co_return co_await joining->Next(std::nullopt);
+  });
+  while (!*b_started) io.run_one_for(1s);
   for (int i = 0; i < steps && !rb->done; ++i) io.run_one_for(1s);
   SteppedJoin result;
   result.finished_first = rb->done;

@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
-#include <string>
 
 #include "rendezvous/store/async_store_client.h"
 #include "tests/rendezvous/rendezvous_test_support.h"
@@ -28,7 +27,6 @@ struct Stepped {
   bool finished_first = false;
   bool done = false;
   bool failed = false;
-  std::string message;
 };
 
 // Connects a client (an agent one when `agent`), starts an ADD on it (or on a view of it), runs
@@ -46,8 +44,16 @@ Stepped AddThenEnd(bool agent, Ending ending, int steps) {
   std::unique_ptr<AsyncStoreClient> view;
   if (ending == Ending::kCloseView) view = std::make_unique<AsyncStoreClient>(*client, 2s);
   AsyncStoreClient& user = view ? *view : *client;
-  auto added = Spawn(io, user.Add("n", 1));
+  // Steps count from the ADD's start: co_spawn only queues a coroutine, and one that has not
+  // started has not taken its hold on the connection yet.
+  auto started = std::make_shared<bool>(false);
+  AsyncStoreClient* adding = &user;
+  auto added = testing::SpawnBody(io, [started, adding]() -> asio::awaitable<int64_t> {
+    *started = true;
+    co_return co_await adding->Add("n", 1);
+  });
   io.restart();
+  while (!*started) io.run_one_for(1s);
   for (int i = 0; i < steps && !added->done; ++i) io.run_one_for(1s);
   Stepped result;
   result.finished_first = added->done;
@@ -66,7 +72,6 @@ Stepped AddThenEnd(bool agent, Ending ending, int steps) {
       io, [&] { return added->done; }, 2000ms);
   result.done = added->done;
   result.failed = added->error != nullptr;
-  result.message = added->message();
   return result;
 }
 
@@ -81,7 +86,6 @@ int CheckEveryStep(bool agent, Ending ending) {
     INFO("ended after " << steps << " steps");
     REQUIRE(stepped.done);
     CHECK(stepped.failed);
-    CHECK_THAT(stepped.message, Catch::Contains("closed"));
   }
   return pending_at_end;
 }
@@ -112,7 +116,14 @@ TEST_CASE("AsyncStoreClient: a Connect whose client is destroyed midway fails",
     StoreServer server(io, testing::LoopbackServer());
     auto client = std::make_unique<AsyncStoreClient>(io.get_executor(),
                                                      AsyncStoreClient::Options::Agent(2s, ""));
-    auto connected = Spawn(io, client->Connect("127.0.0.1", server.port(), Clock::now() + 2s));
+    auto started = std::make_shared<bool>(false);
+    AsyncStoreClient* connecting = client.get();
+    const uint16_t port = server.port();
+    auto connected = testing::SpawnBody(io, [started, connecting, port]() -> asio::awaitable<void> {
+      *started = true;
+      co_await connecting->Connect("127.0.0.1", port, Clock::now() + 2s);
+    });
+    while (!*started) io.run_one_for(1s);
     for (int i = 0; i < steps && !connected->done; ++i) io.run_one_for(1s);
     if (connected->done) break;
     ++pending_at_end;
