@@ -263,6 +263,9 @@ Rendezvous::Task<void> DynamicRendezvous::AnnounceWaiting(const RendezvousState&
 }
 
 Rendezvous::Task<void> DynamicRendezvous::Leave(Snapshot snapshot) {
+  // Next() goes on with this object after Leave(): not when the rendezvous was destroyed meanwhile
+  // (its client's operations then fail), so that failure is passed on, not swallowed.
+  const auto closed = client_.ClosedProbe();
   try {
     for (int attempt = 0; attempt < 5 && snapshot.state; ++attempt) {
       const auto without = LeavingState(*snapshot.state, settings_.self.node_id);
@@ -270,6 +273,7 @@ Rendezvous::Task<void> DynamicRendezvous::Leave(Snapshot snapshot) {
     }
   } catch (const std::exception&) {
     // Leaving is a courtesy to the others; the timeout error is what this host reports.
+    if (closed()) throw;
   }
 }
 

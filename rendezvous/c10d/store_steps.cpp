@@ -74,6 +74,9 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
   const auto started = Clock::now();
   ConnectPacing pacing(started, interval);
   asio::steady_timer pause_timer(co_await asio::this_coro::executor);
+  // `client` belongs to the caller's object (a rendezvous), which may be destroyed while this
+  // waits: after a failed attempt or a pause it is only touched once the probe said it lives.
+  const auto closed = client.ClosedProbe();
   for (;;) {
     const auto began = Clock::now();
     auto slice_end = std::min(deadline, began + interval);
@@ -98,7 +101,7 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
       reason = error.what();
       pacing.OtherFailure();
     }
-    if (client.cancelled()) throw RendezvousError("rendezvous cancelled on " + from);
+    if (closed()) throw RendezvousError("rendezvous cancelled on " + from);
     if (!unresolved.empty()) {
       // Names of nodes and services may appear late (Kubernetes headless services): wait for
       // the name until the deadline, saying that it is the name that is awaited.
@@ -130,6 +133,7 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
       pause_timer.expires_after(pause);
       boost::system::error_code ignored;
       co_await pause_timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+      if (closed()) throw RendezvousError("rendezvous cancelled on " + from);
     }
   }
 }

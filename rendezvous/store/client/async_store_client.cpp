@@ -77,7 +77,11 @@ void AsyncStoreClient::Close() {
   impl_->cancelled = true;
   impl_->CloseWith("the client was closed");
 }
-bool AsyncStoreClient::cancelled() const { return scope_->closed || impl_->cancelled; }
+bool AsyncStoreClient::cancelled() const { return impl_->Ended(*scope_); }
+
+std::function<bool()> AsyncStoreClient::ClosedProbe() const {
+  return [impl = impl_, scope = scope_] { return impl->Ended(*scope); };
+}
 bool AsyncStoreClient::connected() const { return impl_->open && !scope_->closed; }
 const std::string& AsyncStoreClient::peer() const { return impl_->peer; }
 
@@ -138,15 +142,21 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
             } else {
               co_await impl->Handshake();
             }
-            co_return;
           } catch (const StoreHandshakeFailed&) {
             throw;
           } catch (const StoreTimeout&) {
             throw;  // silence is not an answer: a slow store, or a service that waits for more
           } catch (const StoreError& error) {
-            // With what answered, so that the caller can tell another service from a store.
-            throw StoreHandshakeFailed(error.what(), QuoteAnswer(impl->heard));
+            // With what answered, so that the caller can tell another service from a store;
+            // a handshake that Close() (or the destruction) broke is reported as closed below.
+            if (!impl->cancelled)
+              throw StoreHandshakeFailed(error.what(), QuoteAnswer(impl->heard));
           }
+          // Closed or destroyed during the handshake (its last reply may have come in just
+          // before): not connected.
+          if (!impl->cancelled) co_return;
+          last_error = "the client was closed";
+          break;
         }
         last_error = reason;
       }
@@ -320,6 +330,7 @@ AsyncStoreClient::Task<bool> AsyncStoreClient::Wait(std::vector<std::string> key
     reply = co_await impl->ReadReply(ReplyShape::kU8, 0, what);  // the WAIT_CANCELED
   }
   impl->Disarm();
+  impl->ThrowIfEnded(*scope, what);
   co_return keys_ready;
 }
 

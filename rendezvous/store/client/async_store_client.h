@@ -15,12 +15,16 @@
 // Options::operation_timeout. The message is one line naming the command, the key and the store.
 // After an error the connection is closed; later operations throw at once.
 // Lifetime: destroying the client closes the connection; pending operations then finish with
-// StoreError. The coroutine's caller must keep the client alive while it awaits. A view keeps
+// StoreError, also those whose reply had already arrived (their coroutines resume afterwards), so
+// that no operation of a closed or destroyed client ever returns a value: a coroutine whose
+// object (a rendezvous) was destroyed with its client while it awaited only unwinds. Close()
+// does the same. The coroutine's caller must keep the client alive while it awaits. A view keeps
 // the connection's state alive, not the connection: it fails once its owner is closed.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -117,6 +121,10 @@ class AsyncStoreClient {
   // see the view's constructor.
   void Close();
   bool cancelled() const;  // Close() was called (on this client or view)
+  // cancelled() as a function that outlives the client: it also turns true when the client is
+  // destroyed. For a coroutine that holds only a reference to the client and may resume after
+  // its owner is gone (ConnectWithProgress between attempts).
+  std::function<bool()> ClosedProbe() const;
   bool connected() const;
   // "host:port" of the store (brackets around IPv6), for messages.
   const std::string& peer() const;

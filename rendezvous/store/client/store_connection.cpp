@@ -183,11 +183,20 @@ StoreConnection::Task<bool> StoreConnection::Await(std::shared_ptr<Call> call,
   co_return call->done;
 }
 
+bool StoreConnection::Ended(const StoreClientScope& scope) const {
+  return scope.closed || cancelled;
+}
+
+void StoreConnection::ThrowIfEnded(const StoreClientScope& scope, const std::string& what) const {
+  if (Ended(scope)) throw StoreError(what + " failed on the store at " + peer + ": closed");
+}
+
 // The call's reply, or its error thrown.
-Reply StoreConnection::Outcome(Call& call, const std::string& what) {
+Reply StoreConnection::Outcome(const StoreClientScope& scope, Call& call, const std::string& what) {
   if (!call.error.empty()) {
     throw StoreError(what + " failed on the store at " + peer + ": " + call.error);
   }
+  ThrowIfEnded(scope, what);
   return std::move(call.reply);
 }
 
@@ -212,7 +221,7 @@ StoreConnection::Task<Reply> StoreConnection::TaggedRoundTrip(const StoreClientS
   const std::string what = Describe(request);
   auto call = Issue(scope, request, count, what);
   if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
-  co_return Outcome(*call, what);
+  co_return Outcome(scope, *call, what);
 }
 
 // A WAIT of its own on the shared connection; its timeout cancels only this wait (tagged
@@ -228,7 +237,7 @@ StoreConnection::Task<bool> StoreConnection::TaggedWait(const StoreClientScope& 
     SendCancelWait(call->tag);
     if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
   }
-  co_return Outcome(*call, what).u8 == kStopWaiting;
+  co_return Outcome(scope, *call, what).u8 == kStopWaiting;
 }
 
 // Tells the store to cancel the WAIT sent as `wait_tag`; CANCEL_WAIT's own reply is dropped.
@@ -341,6 +350,7 @@ StoreConnection::Task<Reply> StoreConnection::RoundTrip(const StoreClientScope& 
   co_await WriteAll(bytes, what);
   Reply reply = co_await ReadReply(ReplyShapeOf(request.command), count, what);
   Disarm();
+  ThrowIfEnded(scope, what);
   co_return reply;
 }
 

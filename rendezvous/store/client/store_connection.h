@@ -94,6 +94,12 @@ struct StoreConnection : std::enable_shared_from_this<StoreConnection> {
   void CloseWith(std::string reason);
   // Throws StoreError naming `what` and the closed reason unless the connection is open.
   void RequireOpen(const std::string& what);
+  // Close() (of the client or the view) or the client's destruction came first.
+  bool Ended(const StoreClientScope& scope) const;
+  // A reply that arrived just before the client was closed or destroyed resumes its coroutine
+  // afterwards: it must end with StoreError like every other pending operation, or the caller
+  // would carry on with an object that may be gone (a rendezvous destroyed mid-join).
+  void ThrowIfEnded(const StoreClientScope& scope, const std::string& what) const;
   Dialect dialect() const { return options.agent ? Dialect::kAgent : Dialect::kModern; }
 
   // ---- Connecting.
@@ -165,7 +171,7 @@ struct StoreConnection : std::enable_shared_from_this<StoreConnection> {
   std::shared_ptr<Call> Issue(const StoreClientScope& scope, const Request& request, uint64_t count,
                               const std::string& what);
   Task<bool> Await(std::shared_ptr<Call> call, Clock::duration limit);
-  Reply Outcome(Call& call, const std::string& what);
+  Reply Outcome(const StoreClientScope& scope, Call& call, const std::string& what);
   [[noreturn]] void TimedOut(const StoreClientScope& scope, Call& call, const std::string& what,
                              std::chrono::milliseconds limit);
   Task<Reply> TaggedRoundTrip(const StoreClientScope& scope, Request request, uint64_t count);
