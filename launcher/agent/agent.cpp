@@ -14,6 +14,7 @@
 #include "base/exit_code.h"
 #include "launcher/agent/agent_listeners.h"
 #include "launcher/agent/attempt.h"
+#include "launcher/agent/find_failures.h"
 #include "launcher/agent/launch_check.h"
 #include "launcher/agent/multi_host_job.h"
 #include "launcher/agent/single_host_job.h"
@@ -355,9 +356,8 @@ class Agent::Impl {
     job_->OnAgentFailure(message);
     state_ = AgentState::kConcluding;
     if (workers_.group->running() > 0) {
-      workers_.group->StopAll(SIGTERM, options_.shutdown_timeout,
-                              [this](const StopResult&) { End(ExitCode::kFailure); });
-      return;
+      return workers_.group->StopAll(SIGTERM, options_.shutdown_timeout,
+                                     [this](const StopResult&) { End(ExitCode::kFailure); });
     }
     End(ExitCode::kFailure);
   }
