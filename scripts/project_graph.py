@@ -71,12 +71,12 @@ def project_deps(targets, name):
 
 def closure(targets, name):
     """Every project target `name` may use: its dependencies, theirs, and so on."""
-    seen, todo = set(), [name]
-    while todo:
-        for dep in project_deps(targets, todo.pop()):
+    seen, pending = set(), [name]
+    while pending:
+        for dep in project_deps(targets, pending.pop()):
             if dep not in seen:
                 seen.add(dep)
-                todo.append(dep)
+                pending.append(dep)
     return seen
 
 
