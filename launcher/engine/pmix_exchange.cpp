@@ -178,7 +178,8 @@ bool PmixCompiledIn() {
 #endif
 }
 
-PmixExchangeResult ExchangeRankZeroAddress(const EnvMap& env, std::chrono::milliseconds timeout) {
+PmixExchangeResult ExchangeRankZeroAddress(const EnvMap& env,
+                                           [[maybe_unused]] std::chrono::milliseconds timeout) {
   PmixExchangeResult result;
   if (!PmixCompiledIn()) {
     result.error = "this cpplaunch was built without PMIx support (pmix.h was not found)";
