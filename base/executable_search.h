@@ -17,6 +17,11 @@ struct ExecutableSearch {
   std::vector<std::string> not_executable;
 };
 
+// The exec candidates for `program`: itself when it contains '/', else each entry of
+// `path_value` joined with it ("" = the current directory; null = PATH unset, glibc's default
+// "/bin:/usr/bin"). Pure: the worker's exec walks them in the forked child.
+std::vector<std::string> ExecCandidates(const std::string& program, const char* path_value);
+
 // execvp's search: `program` itself when it contains '/', else each entry of `path_value`
 // ("" = the current directory; null = glibc's default "/bin:/usr/bin"). A candidate counts when
 // it is a regular file this process may execute.

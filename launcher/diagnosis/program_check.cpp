@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "launcher/process/posix_sys.h"
+#include "base/executable_search.h"
 
 namespace cpplaunch {
 
@@ -12,7 +12,7 @@ ProgramCheck CheckProgram(const std::string& program,
   using std::filesystem::perms;
   ProgramCheck found = ProgramCheck::kNotFound;
   for (const std::string& candidate :
-       posix::ExecCandidates(program, path_value ? path_value->c_str() : nullptr)) {
+       ExecCandidates(program, path_value ? path_value->c_str() : nullptr)) {
     std::error_code ec;
     const std::filesystem::file_status status = std::filesystem::status(candidate, ec);
     if (ec || !std::filesystem::exists(status)) continue;

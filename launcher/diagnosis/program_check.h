@@ -1,6 +1,7 @@
 #pragma once
 // Why a worker's program could not be run (exit 126/127): looks the program up as the spawn
-// did (PATH from the worker's environment, posix::ExecCandidates) and checks what is there.
+// did (PATH from the worker's environment, ExecCandidates in base/executable_search.h) and
+// checks what is there.
 // Reads file metadata only; never throws.
 
 #include <optional>

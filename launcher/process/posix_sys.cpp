@@ -380,21 +380,6 @@ std::vector<int> CurrentCpuAffinity() {
   return {};
 }
 
-std::vector<std::string> ExecCandidates(const std::string& program, const char* path_value) {
-  if (program.find('/') != std::string::npos) return {program};
-  std::string path = path_value != nullptr ? path_value : "/bin:/usr/bin";
-  std::vector<std::string> candidates;
-  size_t start = 0;
-  for (;;) {
-    size_t colon = path.find(':', start);
-    std::string dir = path.substr(start, colon == std::string::npos ? colon : colon - start);
-    candidates.push_back(dir.empty() ? program : dir + "/" + program);
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return candidates;
-}
-
 bool OpenedPidfd::unsupported() const { return error == ENOSYS; }
 
 OpenedPidfd PidfdOpen(pid_t pid) {

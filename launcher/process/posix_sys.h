@@ -64,11 +64,6 @@ std::vector<unsigned long> CpuMask(const std::vector<int>& cpus);
 // The CPUs this thread may run on (sched_getaffinity); empty if it cannot be read.
 std::vector<int> CurrentCpuAffinity();
 
-// The exec candidates for `program`: itself when it contains '/', else each PATH entry joined
-// with it ("" = current directory). `path_value` null means PATH is unset (glibc's default
-// "/bin:/usr/bin" is used). Pure.
-std::vector<std::string> ExecCandidates(const std::string& program, const char* path_value);
-
 // pidfd_open(2) via syscall. On failure `fd` is empty and `error` holds the errno value:
 // ENOSYS when the kernel has no pidfds (Linux < 5.3; unsupported()), ESRCH when the pid is gone.
 struct OpenedPidfd {

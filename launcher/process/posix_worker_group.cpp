@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/executable_search.h"
 #include "launcher/process/job_sentinel.h"
 #include "launcher/process/posix_sys.h"
 
@@ -45,7 +46,7 @@ std::unique_ptr<PreparedChild> Prepare(ProcessSpec spec, int cgroup_procs_fd, in
   child->spec = std::move(spec);
   ProcessSpec& s = child->spec;
   posix::ChildPlan& plan = child->plan;
-  plan.exec_paths = posix::ExecCandidates(s.argv[0], SearchPath(s.env));
+  plan.exec_paths = ExecCandidates(s.argv[0], SearchPath(s.env));
   for (std::string& arg : s.argv) plan.argv.push_back(arg.data());
   plan.argv.push_back(nullptr);
   for (std::string& entry : s.env) plan.envp.push_back(entry.data());
