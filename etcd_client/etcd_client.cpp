@@ -27,6 +27,13 @@ Task<void> Sleep(asio::any_io_executor executor, Clock::duration duration) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
+// "etcd <what> refused by <member>: <etcd's message> (HTTP <status>)".
+std::string Refusal(const std::string& what, const std::string& member, const std::string& body,
+                    int status) {
+  return "etcd " + what + " refused by " + member + ": " + json::ErrorMessage(body) + " (HTTP " +
+         std::to_string(status) + ")";
+}
+
 }  // namespace
 
 std::string SecondsText(Clock::duration duration) {
@@ -148,9 +155,7 @@ Task<std::string> Client::Impl::Call(std::string what, std::string path, std::st
     if (answer.error.empty() && answer.status < 500) {
       preferred = index;
       if (answer.status == 200) co_return std::move(answer.body);
-      throw EtcdError(EtcdError::Kind::kRefused, "etcd " + what + " refused by " + member + ": " +
-                                                     json::ErrorMessage(answer.body) + " (HTTP " +
-                                                     std::to_string(answer.status) + ")");
+      throw EtcdError(EtcdError::Kind::kRefused, Refusal(what, member, answer.body, answer.status));
     }
     Clock::time_point now = Clock::now();
     // An attempt cut short by the request's deadline says less than an earlier one.

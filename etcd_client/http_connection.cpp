@@ -91,8 +91,8 @@ struct HttpConnection::Impl {
     return why;
   }
 
-  http::request<http::string_body> MakeRequest(std::string target, std::string body) const {
-    http::request<http::string_body> request{http::verb::post, std::move(target), 11};
+  http::request<http::string_body> MakeRequest(const std::string& target, std::string body) const {
+    http::request<http::string_body> request{http::verb::post, target, 11};
     request.set(http::field::host, endpoint.ToString());
     request.set(http::field::content_type, "application/json");
     request.keep_alive(true);
@@ -220,7 +220,7 @@ asio::awaitable<HttpConnection::Answer> HttpConnection::Post(std::string target,
   if (!self->open) co_return Answer{self->closed ? "closed" : "not connected", 0, {}};
   self->used = true;
   self->Lowest().expires_at(deadline);
-  auto request = self->MakeRequest(std::move(target), std::move(body));
+  auto request = self->MakeRequest(target, std::move(body));
   error_code ec;
   co_await self->Send(request, ec);
   if (ec) co_return Answer{self->Why(ec, started), 0, {}};
@@ -246,7 +246,7 @@ asio::awaitable<HttpConnection::Answer> HttpConnection::OpenStream(std::string t
   self->used = true;
   SetTcpKeepAlive(self->Lowest().socket().native_handle(), kProbeIdle, kProbeInterval, kProbeCount);
   self->Lowest().expires_at(deadline);
-  auto request = self->MakeRequest(std::move(target), std::move(body));
+  auto request = self->MakeRequest(target, std::move(body));
   error_code ec;
   co_await self->Send(request, ec);
   if (ec) co_return Answer{self->Why(ec, started), 0, {}};

@@ -1,5 +1,7 @@
 #include "worker_env/env_builder.h"
 
+#include <utility>
+
 #include "base/text.h"
 #include "worker_env/env_names.h"
 
@@ -48,7 +50,12 @@ void DefaultToOne(EnvMap& env, std::string_view name) {
 std::vector<std::string> ToEntries(const EnvMap& env) {
   std::vector<std::string> entries;
   entries.reserve(env.size());
-  for (const auto& [name, value] : env) entries.push_back(name + "=" + value);
+  for (const auto& [name, value] : env) {
+    std::string entry;
+    entry.reserve(name.size() + 1 + value.size());
+    entry.append(name).append(1, '=').append(value);
+    entries.push_back(std::move(entry));
+  }
   return entries;
 }
 

@@ -11,7 +11,7 @@
 
 namespace cpplaunch {
 
-inline constexpr size_t kMaxSecretBytes = 64 * 1024;
+inline constexpr size_t kMaxSecretBytes = size_t{64} * 1024;
 
 struct SecretFile {
   std::optional<std::string> secret;  // the key bytes, or nullopt with `error`

@@ -51,6 +51,7 @@ std::vector<ProcessSpec> Attempt::Open(std::vector<WorkerSpec> specs,
 
 void Attempt::Started(const std::vector<LiveWorker>& live) {
   std::vector<pid_t> pids;
+  pids.reserve(live.size());
   for (const LiveWorker& worker : live) pids.push_back(worker.pid);
   oom_.Baseline(pids);
 }

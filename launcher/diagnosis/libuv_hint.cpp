@@ -7,7 +7,7 @@
 namespace cpplaunch {
 namespace {
 
-constexpr std::streamoff kTailBytes = 64 * 1024;
+constexpr std::streamoff kTailBytes = std::streamoff{64} * 1024;
 
 std::string FileTail(const std::filesystem::path& path) {
   std::error_code ec;

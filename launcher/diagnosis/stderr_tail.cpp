@@ -5,7 +5,7 @@
 namespace cpplaunch {
 namespace {
 
-constexpr std::streamoff kMaxRead = 16 * 1024;
+constexpr std::streamoff kMaxRead = std::streamoff{16} * 1024;
 
 std::string ReadTail(const std::filesystem::path& path) {
   std::ifstream file(path, std::ios::binary | std::ios::ate);

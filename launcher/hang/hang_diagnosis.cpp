@@ -152,6 +152,7 @@ std::string HangDiagnosis::Report(const std::vector<FailureRecord>& records, con
                                   int restart_count) const {
   if (!hung() || records.empty()) return "";
   std::vector<RankStderr> ranks;
+  ranks.reserve(records.size());
   for (const FailureRecord& record : records) {
     ranks.push_back(RankStderr{record.global_rank, record.local_rank,
                                StderrAfterHang(record, logs, restart_count)});

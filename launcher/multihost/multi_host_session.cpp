@@ -17,7 +17,7 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string Message(std::exception_ptr error) {
+std::string Message(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const std::exception& e) {
@@ -53,7 +53,7 @@ void MultiHostSession::JoinRound(std::optional<RoundTransition> previous,
                                  std::function<void(const std::string&)> failed) {
   asio::co_spawn(io_, rendezvous_->Next(previous),
                  [this, alive = alive_, ready = std::move(ready), failed = std::move(failed)](
-                     std::exception_ptr error, RendezvousResult round) {
+                     const std::exception_ptr& error, RendezvousResult round) {
                    // The session may be gone when a cancelled coroutine completes.
                    if (!*alive) return;
                    if (error) return failed(Message(error));
@@ -84,26 +84,28 @@ void MultiHostSession::OpenChannel(std::function<void(const RoundEnd&)> on_end) 
                                             *rendezvous_->connection());
   }
   RoundChannel* channel = channel_.get();
-  asio::co_spawn(io_, channel->Start(), [this, alive = alive_, channel](std::exception_ptr error) {
-    if (!*alive || channel != channel_.get()) return;
-    if (error) {
-      RoundEnd lost = Notice(RoundEndKind::kStoreLost);
-      lost.detail = "cannot open the job channel: " + Message(error);
-      return Deliver(lost);
-    }
-    channel_ready_ = true;
-    // What happened while the channel connected (a quick failure, quick success) goes out now.
-    if (pending_publish_) {
-      RoundEnd notice = *pending_publish_;
-      pending_publish_.reset();
-      SendPublication(notice);
-    }
-    if (pending_finish_) {
-      auto done = std::move(pending_finish_);
-      pending_finish_ = nullptr;
-      FinishJob(std::move(done));
-    }
-  });
+  asio::co_spawn(io_, channel->Start(),
+                 [this, alive = alive_, channel](const std::exception_ptr& error) {
+                   if (!*alive || channel != channel_.get()) return;
+                   if (error) {
+                     RoundEnd lost = Notice(RoundEndKind::kStoreLost);
+                     lost.detail = "cannot open the job channel: " + Message(error);
+                     return Deliver(lost);
+                   }
+                   channel_ready_ = true;
+                   // What happened while the channel connected (a quick failure, quick success)
+                   // goes out now.
+                   if (pending_publish_) {
+                     RoundEnd notice = *pending_publish_;
+                     pending_publish_.reset();
+                     SendPublication(notice);
+                   }
+                   if (pending_finish_) {
+                     auto done = std::move(pending_finish_);
+                     pending_finish_ = nullptr;
+                     FinishJob(std::move(done));
+                   }
+                 });
 }
 
 void MultiHostSession::PublishEnd(RoundEnd notice) {
@@ -117,20 +119,21 @@ void MultiHostSession::PublishEnd(RoundEnd notice) {
     pending_publish_ = std::move(notice);
     return;
   }
-  SendPublication(std::move(notice));
+  SendPublication(notice);
 }
 
-void MultiHostSession::SendPublication(RoundEnd notice) {
+void MultiHostSession::SendPublication(const RoundEnd& notice) {
   RoundChannel* channel = channel_.get();
-  asio::co_spawn(io_, channel->EndRound(notice),
-                 [this, alive = alive_, channel, notice](std::exception_ptr error, RoundEnd) {
-                   if (!*alive || channel != channel_.get()) return;
-                   // On success the channel already delivered the winner. Without the store,
-                   // this host acts on its own notice (the others notice the store or the
-                   // heartbeats).
-                   if (error) Deliver(notice);
-                   PublicationDone();
-                 });
+  asio::co_spawn(
+      io_, channel->EndRound(notice),
+      [this, alive = alive_, channel, notice](const std::exception_ptr& error, const RoundEnd&) {
+        if (!*alive || channel != channel_.get()) return;
+        // On success the channel already delivered the winner. Without the store,
+        // this host acts on its own notice (the others notice the store or the
+        // heartbeats).
+        if (error) Deliver(notice);
+        PublicationDone();
+      });
 }
 
 void MultiHostSession::WhenPublished(std::function<void()> fn) {
@@ -180,12 +183,12 @@ void MultiHostSession::FinishJob(std::function<void(FinishOutcome)> done) {
     pending_finish_ = std::move(done);  // quick workers: the channel is still connecting
     return;
   }
-  asio::co_spawn(
-      io_, Finish(),
-      [alive = alive_, done = std::move(done)](std::exception_ptr error, FinishOutcome outcome) {
-        if (!*alive) return;
-        done(error ? FinishOutcome::kInterrupted : outcome);
-      });
+  asio::co_spawn(io_, Finish(),
+                 [alive = alive_, done = std::move(done)](const std::exception_ptr& error,
+                                                          FinishOutcome outcome) {
+                   if (!*alive) return;
+                   done(error ? FinishOutcome::kInterrupted : outcome);
+                 });
 }
 
 asio::awaitable<FinishOutcome> MultiHostSession::Finish() {

@@ -74,7 +74,7 @@ class MultiHostSession {
 
  private:
   void Deliver(const RoundEnd& notice);
-  void SendPublication(RoundEnd notice);
+  void SendPublication(const RoundEnd& notice);
   void PublicationDone();
   boost::asio::awaitable<FinishOutcome> Finish();
 

@@ -76,6 +76,7 @@ std::vector<int> PhysicalGpuNodes(const fs::path& root) {
   std::sort(devices.begin(), devices.end(),
             [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   std::vector<int> nodes;
+  nodes.reserve(devices.size());
   for (const fs::path& device : devices) {
     // -1 ("no NUMA information", single-node machines): node 0, as torch reads it.
     nodes.push_back(static_cast<int>(std::max(ReadNumber(device / "numa_node").value_or(-1), 0L)));

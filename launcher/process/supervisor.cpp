@@ -23,7 +23,7 @@ const char* OutcomeName(AttemptOutcome outcome) {
 }
 
 Supervisor::Supervisor(WorkerGroup& group, SupervisorConfig config)
-    : group_(group), config_(config) {
+    : group_(group), config_(std::move(config)) {
   group_.SetExitCallback([this](const WorkerExitEvent& event) { OnExit(event); });
 }
 

@@ -17,7 +17,9 @@ namespace cpplaunch {
 
 // What a worker's error file says. Every field may be empty: a file that exists but holds
 // garbage still counts as "written" (its path is shown in the report).
-struct WorkerError {
+// (NOLINT: the implicit noexcept move reaches into nlohmann::json, where the check finds throws
+// that its move never reaches.)
+struct WorkerError {      // NOLINT(bugprone-exception-escape)
   nlohmann::json data;    // the whole document when it parsed as a JSON object, else null
   std::string message;    // shape 1: message.message; shape 2: message
   std::string traceback;  // shape 1: message.extraInfo.py_callstack

@@ -15,8 +15,8 @@ namespace {
 
 // Requests are at most PIPE_BUF bytes (the client refuses longer ones); a line longer than
 // this is garbage and is dropped rather than buffered without bound.
-constexpr std::size_t kMaxLine = 64 * 1024;
-constexpr std::size_t kReadChunk = 16 * 1024;
+constexpr std::size_t kMaxLine = std::size_t{64} * 1024;
+constexpr std::size_t kReadChunk = std::size_t{16} * 1024;
 
 double WallNow() {
   using namespace std::chrono;

@@ -30,7 +30,7 @@ constexpr auto kShortestTick = std::chrono::milliseconds(10);
 struct JobChannel::State : std::enable_shared_from_this<State> {
   State(asio::any_io_executor ex, Settings s, RendezvousResult r, EndHandler handler,
         std::unique_ptr<AsyncStoreClient> own_connection, AsyncStoreClient& connection)
-      : executor(ex),
+      : executor(std::move(ex)),
         settings(std::move(s)),
         round(std::move(r)),
         on_end(std::move(handler)),
@@ -38,7 +38,7 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
         watch(connection, settings.read_timeout),
         beat(connection, settings.heartbeat_timeout),
         control(connection, settings.read_timeout),
-        tick_timer(ex) {}
+        tick_timer(executor) {}
 
   asio::any_io_executor executor;
   Settings settings;

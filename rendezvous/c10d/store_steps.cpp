@@ -67,6 +67,36 @@ RendezvousError NotAStore(const std::string& from, const std::string& peer,
                          "(see allowed peers in docs/security.md)");
 }
 
+// What a connect that keeps failing says: a progress line while it retries, and the error when
+// it gives up. `unresolved` is the resolver's error while the store's name does not resolve.
+struct ConnectFailure {
+  const std::string& from;
+  const std::string& host;
+  const std::string& reason;
+  const std::string& unresolved;
+
+  std::string GiveUp(Clock::duration waited) const {
+    if (!unresolved.empty()) {
+      return "rendezvous failed on " + from + ": the store's host name '" + host +
+             "' did not resolve within " + FormatSeconds(waited) + " (" + unresolved +
+             "); check the name, or give a numeric address";
+    }
+    return "rendezvous failed on " + from + ": " + reason + "; gave up after " +
+           FormatSeconds(waited) +
+           " (check the address and port, that the host running the store is up, and that no "
+           "firewall blocks the port)";
+  }
+
+  std::string StillTrying(Clock::duration left) const {
+    if (!unresolved.empty()) {
+      return "waiting for the name " + host + " to resolve (from " + from + "): " + unresolved +
+             "; giving up in " + FormatSeconds(left);
+    }
+    return "still trying to reach the rendezvous store from " + from + ": " + reason +
+           "; giving up in " + FormatSeconds(left);
+  }
+};
+
 asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string host, int port,
                                           std::string from, Clock::time_point deadline,
                                           std::chrono::milliseconds interval,
@@ -102,29 +132,12 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
       pacing.OtherFailure();
     }
     if (closed()) throw RendezvousError("rendezvous cancelled on " + from);
-    if (!unresolved.empty()) {
-      // Names of nodes and services may appear late (Kubernetes headless services): wait for
-      // the name until the deadline, saying that it is the name that is awaited.
-      if (Clock::now() >= deadline) {
-        throw RendezvousError("rendezvous failed on " + from + ": the store's host name '" + host +
-                              "' did not resolve within " + FormatSeconds(Clock::now() - started) +
-                              " (" + unresolved + "); check the name, or give a numeric address");
-      }
-      if (progress && pacing.ShouldReport(Clock::now())) {
-        progress("waiting for the name " + host + " to resolve (from " + from + "): " + unresolved +
-                 "; giving up in " + FormatSeconds(deadline - Clock::now()));
-      }
-    } else {
-      if (Clock::now() >= deadline) {
-        throw RendezvousError("rendezvous failed on " + from + ": " + reason + "; gave up after " +
-                              FormatSeconds(Clock::now() - started) +
-                              " (check the address and port, that the host running the store "
-                              "is up, and that no firewall blocks the port)");
-      }
-      if (progress && pacing.ShouldReport(Clock::now())) {
-        progress("still trying to reach the rendezvous store from " + from + ": " + reason +
-                 "; giving up in " + FormatSeconds(deadline - Clock::now()));
-      }
+    // Names of nodes and services may appear late (Kubernetes headless services): wait for the
+    // name until the deadline, saying that it is the name that is awaited.
+    const ConnectFailure failure{from, host, reason, unresolved};
+    if (Clock::now() >= deadline) throw RendezvousError(failure.GiveUp(Clock::now() - started));
+    if (progress && pacing.ShouldReport(Clock::now())) {
+      progress(failure.StillTrying(deadline - Clock::now()));
     }
     // A failure that came fast (the peer answered and hung up) is not retried at once.
     const auto pause = std::min<Clock::duration>(pacing.PauseAfterFailure(began, Clock::now()),

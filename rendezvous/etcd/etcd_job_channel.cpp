@@ -16,11 +16,11 @@ namespace asio = boost::asio;
 struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
   State(asio::any_io_executor ex, std::shared_ptr<EtcdLink> l, RendezvousResult r,
         EndHandler handler)
-      : executor(ex),
+      : executor(std::move(ex)),
         link(std::move(l)),
         round(std::move(r)),
         on_end(std::move(handler)),
-        barrier_timer(ex) {}
+        barrier_timer(executor) {}
 
   asio::any_io_executor executor;
   std::shared_ptr<EtcdLink> link;

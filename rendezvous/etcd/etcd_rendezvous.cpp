@@ -32,7 +32,7 @@ asio::awaitable<std::string> LocalAddressToward(const etcd::Endpoint& endpoint) 
 
 }  // namespace
 
-EtcdRendezvous::EtcdRendezvous(asio::any_io_executor executor, RendezvousSettings settings,
+EtcdRendezvous::EtcdRendezvous(const asio::any_io_executor& executor, RendezvousSettings settings,
                                std::shared_ptr<EtcdLink> link)
     : settings_(std::move(settings)), link_(std::move(link)), wake_(executor) {}
 

@@ -25,7 +25,7 @@ class EtcdRendezvous : public Rendezvous {
  public:
   // `link` is shared with the rounds' channels. settings.self.addr empty: the address of the
   // interface that routes to the first etcd endpoint.
-  EtcdRendezvous(boost::asio::any_io_executor executor, RendezvousSettings settings,
+  EtcdRendezvous(const boost::asio::any_io_executor& executor, RendezvousSettings settings,
                  std::shared_ptr<EtcdLink> link);
   ~EtcdRendezvous() override;
 

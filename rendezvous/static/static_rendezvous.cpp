@@ -14,6 +14,7 @@ std::string NodeKey(const std::string& run_id, int64_t round, int node_rank) {
 
 std::string RankList(const std::vector<int>& ranks) {
   std::vector<std::string> texts;
+  texts.reserve(ranks.size());
   for (int rank : ranks) texts.push_back(std::to_string(rank));
   return Join(texts, ", ");
 }
@@ -73,6 +74,7 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
   std::vector<std::string> liveness_keys;
+  liveness_keys.reserve(static_cast<size_t>(nnodes));
   for (int rank = 0; rank < nnodes; ++rank) liveness_keys.push_back(ClaimKey(rank));
   SetEveryMember(&result, std::move(nodes), liveness_keys);
   const std::string round_text = "rendezvous round " + std::to_string(round) + " on " + Where();
@@ -181,6 +183,7 @@ Rendezvous::Task<std::vector<NodeInfo>> StaticRendezvous::GatherNodes(int64_t ro
                                                                       Clock::time_point deadline) {
   const int nnodes = settings_.max_nodes;
   std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(nnodes));
   for (int rank = 0; rank < nnodes; ++rank) keys.push_back(NodeKey(settings_.run_id, round, rank));
   const auto started = Clock::now();
   std::vector<int> missing;

@@ -56,14 +56,13 @@ std::optional<Endpoint> ParseEndpoint(std::string_view text, std::string* error)
       port_text = rest.substr(1);
       has_port = true;
     }
-  } else if (std::count(text.begin(), text.end(), ':') > 1) {
-    ep.host = std::string(text);  // a bare IPv6 literal carries no port
-  } else if (size_t colon = text.find(':'); colon != std::string_view::npos) {
+  } else if (size_t colon = text.find(':'); colon != std::string_view::npos &&
+                                            text.find(':', colon + 1) == std::string_view::npos) {
     ep.host = std::string(text.substr(0, colon));
     port_text = text.substr(colon + 1);
     has_port = true;
   } else {
-    ep.host = std::string(text);
+    ep.host = std::string(text);  // no colon, or a bare IPv6 literal (which carries no port)
   }
   if (!ValidHost(ep.host)) {
     *error = "invalid host in endpoint '" + std::string(text) + "'";

@@ -20,7 +20,7 @@ namespace {
 
 // Well under a millisecond of work each: keys looked up, and bytes copied.
 constexpr size_t kSliceKeys = 4096;
-constexpr uint64_t kSliceBytes = 1024 * 1024;
+constexpr uint64_t kSliceBytes = uint64_t{1024} * 1024;
 
 }  // namespace
 

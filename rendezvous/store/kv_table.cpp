@@ -13,7 +13,7 @@ namespace {
 // per cancelled registration, and no per-key bookkeeping on the hot path.
 constexpr size_t kSweepThreshold = 1024;
 // Values from this size on are kept at their size, not the capacity their reading left.
-constexpr size_t kShrinkFrom = 64 * 1024;
+constexpr size_t kShrinkFrom = size_t{64} * 1024;
 
 // isspace() in the C locale, which is what strtoll (under std::stoll) skips.
 bool IsSpace(char c) {
@@ -75,8 +75,10 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
     case Command::kAdd:
       return Add(request, effects);
     case Command::kCheck:
-      return StartLong(conn, request, effects);
     case Command::kWait:
+    case Command::kMultiGet:
+    case Command::kMultiSet:
+      // Applied in slices (kv_long_requests.cpp).
       return StartLong(conn, request, effects);
     case Command::kGetNumKeys:
       // Keys only, not queues, as the libuv server counts (the legacy one has no queues).
@@ -87,10 +89,6 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
       return DeleteKey(request, effects);
     case Command::kAppend:
       return Append(request, effects);
-    case Command::kMultiGet:
-      return StartLong(conn, request, effects);
-    case Command::kMultiSet:
-      return StartLong(conn, request, effects);
     case Command::kCancelWait:
       return CancelWait(conn, effects);
     case Command::kPing:

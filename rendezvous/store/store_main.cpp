@@ -98,9 +98,8 @@ std::string ParseArgs(int argc, char** argv, cpplaunch::StoreServerOptions* opti
   return {};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The server's life; main() turns what it throws into one line and an exit status.
+int Run(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--version") {
       std::cout << cpplaunch::VersionLine("cpplaunch-store");
@@ -119,22 +118,28 @@ int main(int argc, char** argv) {
   // A write to a client that has gone must fail with EPIPE, not kill the server.
   std::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io(1);
+  cpplaunch::StoreServer server(io, options);
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](const boost::system::error_code&, int) {
+    server.Stop();
+    io.stop();
+  });
+  // Flushed at once: stdout is a pipe to the parent, and block buffering would hold the
+  // port back while the server runs.
+  std::cout << server.port() << std::endl;
+  io.run();
+  return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kSuccess);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   try {
-    cpplaunch::StoreServer server(io, options);
-    boost::asio::signal_set signals(io, SIGTERM, SIGINT);
-    signals.async_wait([&](const boost::system::error_code&, int) {
-      server.Stop();
-      io.stop();
-    });
-    // Flushed at once: stdout is a pipe to the parent, and block buffering would hold the
-    // port back while the server runs.
-    std::cout << server.port() << std::endl;
-    io.run();
+    return Run(argc, argv);
   } catch (const std::exception& error) {
     // StoreBindError (address in use, bad host) and anything else the loop throws: one line,
     // never an uncaught exception's abort.
     std::cerr << "cpplaunch-store: " << error.what() << "\n";
     return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kFailure);
   }
-  return cpplaunch::ProcessExitCode(cpplaunch::ExitCode::kSuccess);
 }

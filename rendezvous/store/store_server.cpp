@@ -16,14 +16,13 @@ namespace cpplaunch {
 namespace {
 
 namespace asio = boost::asio;
-using asio::ip::tcp;
 using boost::system::error_code;
 
 // Connections accepted per readiness event before other handlers get a turn.
 constexpr int kAcceptBurst = 4096;
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 // Once this much of large output buffers has been freed (kKeepBuffer), the heap is trimmed.
-constexpr size_t kTrimAfter = 16 * 1024 * 1024;
+constexpr size_t kTrimAfter = size_t{16} * 1024 * 1024;
 
 [[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
   std::string message =

@@ -52,7 +52,7 @@ struct StoreServerOptions {
   size_t max_connections = 16384;  // further connections are accepted and closed at once
   // A session whose unsent output exceeds this is closed (a client that stops reading while
   // others' writes fan out to it). Must exceed the largest single reply.
-  size_t max_output_bytes = 256 * 1024 * 1024;
+  size_t max_output_bytes = size_t{256} * 1024 * 1024;
   // The agents' shared secret (key bytes; empty: none). Connections that pass the agent
   // handshake with it use the agents' namespace; every other connection uses the workers'
   // (docs/security.md).

@@ -16,8 +16,8 @@ using boost::system::error_code;
 // Per-session read buffer: none until the first byte arrives (idle callback sockets cost
 // nothing), then 2 KiB, doubled while reads fill it (large values) up to 64 KiB, and shrunk back
 // when reads get small again.
-constexpr size_t kMinReadBuffer = 2 * 1024;
-constexpr size_t kMaxReadBuffer = 64 * 1024;
+constexpr size_t kMinReadBuffer = size_t{2} * 1024;
+constexpr size_t kMaxReadBuffer = size_t{64} * 1024;
 
 }  // namespace
 

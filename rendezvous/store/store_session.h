@@ -28,10 +28,10 @@ class StoreServerImpl;
 
 // A session stops reading (and decoding) while this much output is queued, so a client that
 // pipelines requests without reading replies cannot grow memory; it resumes below a quarter.
-constexpr size_t kPauseReadingAt = 1024 * 1024;
+constexpr size_t kPauseReadingAt = size_t{1024} * 1024;
 // Output buffers larger than this are freed after use rather than kept for the next reply (and
 // the server trims the heap once enough was freed), so a big reply does not stay in the process.
-constexpr size_t kKeepBuffer = 1024 * 1024;
+constexpr size_t kKeepBuffer = size_t{1024} * 1024;
 
 // The peer's address for messages and the allow-list ("an unknown peer" when it has none). A
 // dual-stack port sees IPv4 peers as ::ffff:a.b.c.d; they are named (and matched) as IPv4.

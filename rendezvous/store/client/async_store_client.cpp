@@ -40,11 +40,11 @@ Request KeyValueRequest(Command command, std::string key, Bytes value) {
 
 }  // namespace
 
-AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor)
-    : AsyncStoreClient(std::move(executor), Options{}) {}
+AsyncStoreClient::AsyncStoreClient(const asio::any_io_executor& executor)
+    : AsyncStoreClient(executor, Options{}) {}
 
-AsyncStoreClient::AsyncStoreClient(asio::any_io_executor executor, Options options)
-    : impl_(std::make_shared<StoreConnection>(std::move(executor), options)),
+AsyncStoreClient::AsyncStoreClient(const asio::any_io_executor& executor, const Options& options)
+    : impl_(std::make_shared<StoreConnection>(executor, options)),
       scope_(std::make_shared<StoreClientScope>(
           StoreClientScope{0, true, false, options.operation_timeout})) {}
 

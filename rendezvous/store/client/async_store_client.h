@@ -59,8 +59,8 @@ class AsyncStoreClient {
     }
   };
 
-  explicit AsyncStoreClient(boost::asio::any_io_executor executor);
-  AsyncStoreClient(boost::asio::any_io_executor executor, Options options);
+  explicit AsyncStoreClient(const boost::asio::any_io_executor& executor);
+  AsyncStoreClient(const boost::asio::any_io_executor& executor, const Options& options);
   // A view of `owner`'s agent connection (throws std::logic_error for a non-agent one): the same
   // operations on the same connection, with `operation_timeout` for each. A view's operation
   // that times out throws StoreTimeout and leaves the connection open (its late reply is

@@ -18,7 +18,7 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kFirstBackoff{10};
 constexpr milliseconds kMaxBackoff{1000};
-constexpr size_t kReceiveChunk = 64 * 1024;
+constexpr size_t kReceiveChunk = size_t{64} * 1024;
 
 // "'a'" or "['a', 'b', ...]" for messages; long lists are cut.
 std::string DescribeKeys(const std::vector<std::string>& keys) {
@@ -321,6 +321,7 @@ std::vector<Bytes> StoreClient::MultiGet(const std::vector<std::string>& keys) {
 
 void StoreClient::MultiSet(const std::vector<std::pair<std::string, Bytes>>& pairs) {
   std::vector<std::string> keys;
+  keys.reserve(pairs.size());
   for (const auto& pair : pairs) keys.push_back(pair.first);
   std::string what = DescribeKeys(keys);
   EnsureConnected("MULTI_SET", what);

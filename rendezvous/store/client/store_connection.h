@@ -78,7 +78,7 @@ struct StoreConnection : std::enable_shared_from_this<StoreConnection> {
     StoreConnection& connection_;
   };
 
-  StoreConnection(boost::asio::any_io_executor executor, Options opts)
+  StoreConnection(const boost::asio::any_io_executor& executor, Options opts)
       : socket(executor), timer(executor), options(std::move(opts)) {}
 
   // "12.0 s", for messages.

@@ -160,7 +160,6 @@ const Field* RequestProgram(Command command) {
       return kProgValue;
     case Command::kClaim:
     case Command::kWill:
-      return kProgKeyValue;
     case Command::kSet:
     case Command::kAppend:
     case Command::kQueuePush:

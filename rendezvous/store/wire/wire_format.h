@@ -21,12 +21,12 @@ using Bytes = std::string;  // values are arbitrary bytes; std::string is a conv
 // Caps checked against every length prefix before any byte of the field is stored.
 // Defaults are those of PyTorch's libuv server.
 struct WireLimits {
-  uint64_t max_key_bytes = 8 * 1024;
-  uint64_t max_value_bytes = 8 * 1024 * 1024;
+  uint64_t max_key_bytes = uint64_t{8} * 1024;
+  uint64_t max_value_bytes = uint64_t{8} * 1024 * 1024;
   uint64_t max_key_count = 131072;  // CHECK/WAIT/MULTI_GET keys, MULTI_SET pairs, reply lists
   // All keys and values of one request together (a MULTI_SET of many big values); ours, not
   // PyTorch's.
-  uint64_t max_request_bytes = 64 * 1024 * 1024;
+  uint64_t max_request_bytes = uint64_t{64} * 1024 * 1024;
 };
 
 // One decoded request. Which fields are used depends on the command:
