@@ -1,11 +1,11 @@
 #!/bin/bash
-# Runs the unit tests of the rendezvous (rendezvous_tests) from an ASan+UBSan build tree
-# (launcher_tests is to follow once validated sanitized), with a CPU load
+# Runs the unit tests of the rendezvous and of the launcher (rendezvous_tests, launcher_tests:
+# the agent, processes, output, reports) from an ASan+UBSan build tree, with a CPU load
 # beside them: busy loops that take the cores from the tests at random moments, so that faults
 # that need an unlucky interleaving (a coroutine resumed after its object was destroyed, a reply
 # racing a cancellation) get their chance in every run, not only on a loaded machine.
 #   run_sanitized_unit_tests.sh SANITIZED_BUILD_DIR
-# The tree must be configured with -DCPPLAUNCH_SANITIZE=ON and the binary built
+# The tree must be configured with -DCPPLAUNCH_SANITIZE=ON and the binaries built
 # (scripts/build does both, in build/sanitize); this builds nothing. ctest runs it as
 # sanitized_unit_tests in place of the plain binaries' test cases.
 set -eu
@@ -14,7 +14,7 @@ if ! grep -q '^CPPLAUNCH_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null;
   echo "run_sanitized_unit_tests: $build is not a build tree configured with CPPLAUNCH_SANITIZE=ON" >&2
   exit 1
 fi
-for binary in tests/rendezvous/rendezvous_tests; do
+for binary in tests/rendezvous/rendezvous_tests tests/launcher/launcher_tests; do
   if [[ ! -x "$build/$binary" ]]; then
     echo "run_sanitized_unit_tests: $build/$binary is not built (scripts/build builds it)" >&2
     exit 1
