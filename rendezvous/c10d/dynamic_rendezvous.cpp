@@ -19,11 +19,10 @@ const Bytes kAbsentProbe = std::string(
 
 }  // namespace
 
-DynamicRendezvous::DynamicRendezvous(boost::asio::any_io_executor executor,
+DynamicRendezvous::DynamicRendezvous(const boost::asio::any_io_executor& executor,
                                      RendezvousSettings settings)
     : settings_(std::move(settings)),
-      client_(std::move(executor),
-              AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)),
+      client_(executor, AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)),
       keys_(settings_.run_id) {}
 
 // The decide-join path: what the join queue left to decide (dynamic_rendezvous_queue.cpp), decided

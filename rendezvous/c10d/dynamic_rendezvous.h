@@ -34,7 +34,7 @@ namespace cpplaunch {
 
 class DynamicRendezvous : public Rendezvous {
  public:
-  DynamicRendezvous(boost::asio::any_io_executor executor, RendezvousSettings settings);
+  DynamicRendezvous(const boost::asio::any_io_executor& executor, RendezvousSettings settings);
 
   // Completes at MAX at once, at MIN after last_call_timeout; waits at most join_timeout
   // (connecting included), then leaves the round and throws RendezvousError. A host arriving

@@ -21,10 +21,10 @@ std::string RankList(const std::vector<int>& ranks) {
 
 }  // namespace
 
-StaticRendezvous::StaticRendezvous(boost::asio::any_io_executor executor,
+StaticRendezvous::StaticRendezvous(const boost::asio::any_io_executor& executor,
                                    RendezvousSettings settings)
     : settings_(std::move(settings)),
-      client_(std::move(executor),
+      client_(executor,
               AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)) {}
 
 std::string StaticRendezvous::ClaimKey(int node_rank) const {

@@ -35,7 +35,7 @@ namespace cpplaunch {
 
 class StaticRendezvous : public Rendezvous {
  public:
-  StaticRendezvous(boost::asio::any_io_executor executor, RendezvousSettings settings);
+  StaticRendezvous(const boost::asio::any_io_executor& executor, RendezvousSettings settings);
 
   // Round numbers count up from 0; every new round is a failure restart (restart count + 1).
   // Waits at most settings.timeout (connecting included).
