@@ -65,6 +65,14 @@ bool OmpThreadsDefaulted(const EnvMap& agent_env, int local_world_size) {
   return local_world_size > 1 && !Lookup(agent_env, env_names::kOmpNumThreads);
 }
 
+std::optional<std::string> DefaultOmpThreads(EnvMap& agent_env, int local_world_size) {
+  if (!OmpThreadsDefaulted(agent_env, local_world_size)) return std::nullopt;
+  agent_env[std::string(env_names::kOmpNumThreads)] = "1";
+  // torchrun prints a five-line banner; one line says the same.
+  return "OMP_NUM_THREADS is not set; setting it to 1 for each of the " +
+         std::to_string(local_world_size) + " workers (set it to tune)";
+}
+
 std::optional<std::string> VirtualVisibleDevice(const std::optional<std::string>& parent_value,
                                                 int local_rank, std::string* error) {
   if (!parent_value) return std::to_string(local_rank);

@@ -42,6 +42,9 @@ struct WorkerEnv {
 // and more than one worker runs on this node. (torchrun prints a 5-line banner; the agent
 // should print one short line once per job.)
 bool OmpThreadsDefaulted(const EnvMap& agent_env, int local_world_size);
+// When OmpThreadsDefaulted: sets OMP_NUM_THREADS=1 in the agent's environment (as torchrun sets
+// os.environ, so every attempt's workers inherit it) and returns the one line that says so.
+std::optional<std::string> DefaultOmpThreads(EnvMap& agent_env, int local_world_size);
 
 // --virtual-local-rank: the CUDA_VISIBLE_DEVICES value of a worker. With the parent's
 // variable set, its local_rank-th comma-separated entry (whitespace stripped); unset, the

@@ -32,6 +32,9 @@ inline constexpr std::string_view kSignalsToHandle = "TORCHELASTIC_SIGNALS_TO_HA
 // user's, else the agent's choice) reaches the workers in the second.
 inline constexpr std::string_view kEnableFileTimer = "TORCHELASTIC_ENABLE_FILE_TIMER";
 inline constexpr std::string_view kTimerFile = "TORCHELASTIC_TIMER_FILE";
+// torchrun reads it for its health check server (a stub in open source); cpplaunch serves its
+// status endpoint there (launcher/status/).
+inline constexpr std::string_view kHealthCheckPort = "TORCHELASTIC_HEALTH_CHECK_PORT";
 
 // NCCL async error handling: 1.13 reads the first name, torch >= 2.2 the second.
 inline constexpr std::string_view kNcclAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";

@@ -33,7 +33,7 @@
 #include "launcher/report/job_exit_status.h"
 #include "launcher/report/teardown_report.h"
 #include "rendezvous/store/endpoint.h"
-#include "worker_env/env_names.h"
+#include "worker_env/env_builder.h"
 
 namespace cpplaunch {
 namespace {
@@ -133,14 +133,7 @@ class Agent::Impl {
     std::vector<int> watched = options_.signals_to_handle;
     watched.insert(watched.end(), options_.forward_signals.begin(), options_.forward_signals.end());
     signals_ = std::make_unique<SignalWatch>(io_, watched, [this](int signo) { OnSignal(signo); });
-    if (OmpThreadsDefaulted(env_, options_.nproc_per_node)) {
-      // torchrun prints a five-line banner; one line says the same.
-      console_.Say("OMP_NUM_THREADS is not set; setting it to 1 for each of the " +
-                   std::to_string(options_.nproc_per_node) + " workers (set it to tune)");
-      // Into the agent's environment too, as torchrun sets os.environ: every attempt's workers
-      // inherit it from there.
-      env_[std::string(env_names::kOmpNumThreads)] = "1";
-    }
+    if (auto omp = DefaultOmpThreads(env_, options_.nproc_per_node)) console_.Say(*omp);
     listeners_ = MakeAgentListeners(ListenerSetup{.io = io_,
                                                   .options = options_,
                                                   .env = env_,
@@ -148,7 +141,10 @@ class Agent::Impl {
                                                   .logs = *log_dir_,
                                                   .run_id = job_->run_id(),
                                                   .host = host_,
-                                                  .started_at = started_at});
+                                                  .started_at = started_at,
+                                                  .job = *job_,
+                                                  .store = store_.server(),
+                                                  .secret = security.secret});
   }
 
   void SuperviseWorkers() {
@@ -224,9 +220,10 @@ class Agent::Impl {
       const std::vector<LiveWorker> live = workers_.group->live();
       attempt_->Started(live);
       hang_->AttemptStarted();
+      listeners_->OnAttemptStarted(
+          AttemptStarted{attempt_->round(), live, attempt_->started(), &attempt_->output()});
       attempt_->output().Start();
       console_.Info(attempt_->StartedLine());
-      listeners_->OnAttemptStarted(AttemptStarted{attempt_->round(), live, attempt_->started()});
     } catch (const std::exception& e) {
       Fail(std::string("cannot start the workers: ") + e.what());
     }

@@ -3,6 +3,7 @@
 #include "launcher/agent/elastic_event_log.h"
 #include "launcher/agent/failure_reporter.h"
 #include "launcher/agent/watchdog.h"
+#include "launcher/status/status_listener.h"
 
 namespace cpplaunch {
 
@@ -20,6 +21,19 @@ std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup) {
   if (watchdog) listeners->Add(std::move(watchdog));
   listeners->Add(std::make_unique<FailureReporter>(setup.options, setup.env, setup.console,
                                                    setup.logs, watchdog_view));
+  if (setup.options.status_port) {
+    listeners->Add(std::make_unique<StatusListener>(StatusSetup{
+        .io = setup.io,
+        .options = setup.options,
+        .console = setup.console,
+        .run_id = setup.run_id,
+        .host = setup.host,
+        .started_at = setup.started_at,
+        .job = setup.job,
+        .store = setup.store,
+        .secret = setup.secret,
+    }));
+  }
   return listeners;
 }
 

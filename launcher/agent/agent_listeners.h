@@ -5,7 +5,8 @@
 //   Watchdog         TORCHELASTIC_ENABLE_FILE_TIMER=1: the file-timer server, told of each
 //                    attempt and exit; its kills go to the event log, then to the console
 //   FailureReporter  the failed lines, the failure summary, the hints, the agent's error file
-// A new listener (a status endpoint, say) is added here; the agent does not change.
+//   StatusListener   --status-port: the HTTP endpoint (health, readiness, status, metrics)
+// A new listener is added here; the agent does not change.
 // Threads: the agent's loop thread.
 
 #include <boost/asio/io_context.hpp>
@@ -15,12 +16,15 @@
 
 #include "launcher/cli/options.h"
 #include "launcher/job/agent_events.h"
+#include "launcher/job/job.h"
 #include "launcher/multihost/host_name.h"
 #include "launcher/output/log_dir.h"
 #include "launcher/report/agent_console.h"
 #include "worker_env/env_map.h"
 
 namespace cpplaunch {
+
+class StoreServer;
 
 // What the listeners are built from. Every reference must outlive the listeners.
 struct ListenerSetup {
@@ -32,9 +36,13 @@ struct ListenerSetup {
   std::string run_id;
   std::shared_ptr<HostName> host;
   std::chrono::steady_clock::time_point started_at;  // when the agent started
+  Job& job;
+  const StoreServer* store = nullptr;  // the store this agent serves (null: another host's)
+  std::string secret;                  // the agents' secret ("" = none)
 };
 
-// Throws std::system_error when the watchdog's FIFO cannot be made.
+// Throws std::system_error when the watchdog's FIFO cannot be made, std::runtime_error when the
+// status endpoint cannot listen.
 std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup);
 
 }  // namespace cpplaunch

@@ -20,7 +20,8 @@ namespace {
 constexpr std::chrono::milliseconds kPublishBeforeTeardown{1000};
 
 MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
-                   const std::string& hostname, const StoreSecurity& security) {
+                   const std::string& hostname, const StoreSecurity& security,
+                   std::function<std::string(const std::string&)> status_address) {
   std::string error;
   auto plan = PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error,
                             security);
@@ -32,8 +33,11 @@ MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
   } else if (options.worker_store == WorkerStore::kRank0) {
     plan->rendezvous.self.worker_store_port = FreeTcpPort(io);
   }
+  plan->rendezvous.status_address = std::move(status_address);
   return std::move(*plan);
 }
+
+bool IsWildcard(const std::string& host) { return host == "0.0.0.0" || host == "::"; }
 
 }  // namespace
 
@@ -45,7 +49,10 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
       max_restarts_(options.max_restarts),
       nproc_per_node_(options.nproc_per_node),
       worker_store_(options.worker_store),
-      session_(io, Plan(io, options, hostname, security), hooks_.say) {
+      session_(io,
+               Plan(io, options, hostname, security,
+                    [this](const std::string& addr) { return StatusAddress(addr); }),
+               hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;
   if (session_.plan().etcd && options.rdzv_backend != "etcd-v3") {
@@ -79,6 +86,17 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   return store;
 }
 
+void MultiHostJob::AdvertiseStatus(const std::string& host, int port) {
+  status_host_ = host;
+  status_port_ = port;
+}
+
+// A wildcard listens on every address: the others reach it at this host's advertised one.
+std::string MultiHostJob::StatusAddress(const std::string& addr) const {
+  if (status_port_ == 0) return "";
+  return Endpoint{IsWildcard(status_host_) ? addr : status_host_, status_port_}.ToString();
+}
+
 void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
   if (round_store_) round_store_->Stop();  // the last round's workers are gone
   round_store_.reset();
@@ -110,7 +128,8 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
         }
         stop_requested_ = false;
         session_.OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
-        ready(Round{layout_, restart_count_, master->first, master->second});
+        ready(Round{layout_, restart_count_, master->first, master->second, round.round,
+                    round.members});
       },
       [this, failed](const std::string& message) {
         if (interrupted_by_ != 0) {

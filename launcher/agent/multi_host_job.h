@@ -34,6 +34,7 @@ class MultiHostJob final : public Job {
   void OnAgentFailure(const std::string& message) override;
   void OnHang(const std::string& notice) override;
   void Conclude(const AttemptResult& result, Decided decided) override;
+  void AdvertiseStatus(const std::string& host, int port) override;
   bool LingersForPeers() const override { return true; }
   void HangUp() override;
 
@@ -49,6 +50,8 @@ class MultiHostJob final : public Job {
   // one each round (no agent hosts a store for the whole job). Returns false with *error when
   // it cannot listen there.
   bool HostRoundStore(const RendezvousResult& round, std::string* error);
+  // "host:port" of this agent's status endpoint as the others reach it ("" = none).
+  std::string StatusAddress(const std::string& addr) const;
 
   boost::asio::io_context& io_;
   JobHooks hooks_;
@@ -64,6 +67,8 @@ class MultiHostJob final : public Job {
   std::optional<RoundTransition> next_round_;  // how the last round ended
   int interrupted_by_ = 0;                     // the signal the agent received, if any
   bool stop_requested_ = false;  // this round's workers are stopped because another host asked
+  std::string status_host_;      // AdvertiseStatus
+  int status_port_ = 0;
 };
 
 }  // namespace cpplaunch

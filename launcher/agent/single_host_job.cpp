@@ -62,7 +62,12 @@ void SingleHostJob::Rendezvous(Ready ready, Failed failed) {
       return failed(std::string("error: no free port for worker rank 0's store: ") + e.what());
     }
   }
-  ready(Round{std::move(*layout), restart_count_, master_addr_, worker_port});
+  ready(Round{.layout = std::move(*layout),
+              .restart_count = restart_count_,
+              .master_addr = master_addr_,
+              .master_port = worker_port,
+              .round = 0,
+              .hosts = {}});
 }
 
 void SingleHostJob::Conclude(const AttemptResult& result, Decided decided) {

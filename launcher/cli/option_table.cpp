@@ -105,6 +105,11 @@ constexpr std::array kTable = {
     // cpplaunch's own: what the process returns when a worker fails (job_exit_status.h).
     OptionSpec{O::kExitCode, "--exit-code", "--exit_code", "", K::kString, "worker,torchrun", true,
                "torchrun", "on failure: 1 (torchrun) or the worker's code"},
+    // cpplaunch's own: the agent's HTTP endpoint (health, status, metrics; launcher/status/).
+    OptionSpec{O::kStatusPort, "--status-port", "--status_port", "", K::kInt, "", true, "off",
+               "serve /healthz /readyz /status /metrics"},
+    OptionSpec{O::kStatusAddr, "--status-addr", "--status_addr", "", K::kString, "", true,
+               "127.0.0.1", "the address --status-port listens on"},
 };
 
 }  // namespace

@@ -49,6 +49,8 @@ enum class OptionId {
   kUseEnv,        // torch.distributed.launch's
   kHangTimeout,   // cpplaunch's own
   kExitCode,      // cpplaunch's own
+  kStatusPort,    // cpplaunch's own
+  kStatusAddr,    // cpplaunch's own
   kHelp,
   kVersion,  // cpplaunch's own
 };

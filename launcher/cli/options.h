@@ -99,6 +99,11 @@ struct LaunchOptions {
   // (hang_watch.h); nullopt = off (the default).
   std::optional<std::chrono::milliseconds> hang_timeout;
   ExitCodeMode exit_code_mode = ExitCodeMode::kTorchrun;  // --exit-code
+  // --status-port (or torchrun's TORCHELASTIC_HEALTH_CHECK_PORT): the agent's HTTP endpoint
+  // (launcher/status/); 0 = a free port; nullopt = off (the default). --status-addr: where it
+  // listens (loopback unless the user says otherwise).
+  std::optional<int> status_port;
+  std::string status_addr = "127.0.0.1";
 
   std::string training_script;
   std::vector<std::string> training_script_args;

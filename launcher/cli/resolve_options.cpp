@@ -177,6 +177,29 @@ std::optional<std::chrono::milliseconds> ResolveHangTimeout(const RawValues& raw
   return std::chrono::milliseconds(std::max(1LL, std::llround(seconds * 1e3)));
 }
 
+// --status-port wins over TORCHELASTIC_HEALTH_CHECK_PORT, torchrun's variable (which torchrun
+// reads and then serves nothing on).
+void ResolveStatus(const RawValues& raw, const EnvMap& env, LaunchOptions& o) {
+  std::string source = "--status-port";
+  std::optional<std::string> text;
+  if (const std::string* given = Find(raw, OptionId::kStatusPort)) {
+    text = *given;
+  } else if (auto it = env.find(std::string(env_names::kHealthCheckPort)); it != env.end()) {
+    text = it->second;
+    source = std::string(env_names::kHealthCheckPort);
+  }
+  o.status_addr = TextOr(raw, OptionId::kStatusAddr);
+  if (!text) return;
+  const auto port = ToInt(ParsePythonInt(*text));
+  if (!port || *port < 0 || *port > 65535) {
+    UsageError(source + " " + *text + ": need a TCP port, 0..65535 (0: a free port)");
+  }
+  if (o.status_addr.empty()) {
+    UsageError("--status-addr is empty; give an address to listen on (127.0.0.1, 0.0.0.0, ::)");
+  }
+  o.status_port = *port;
+}
+
 void CheckBackend(const LaunchOptions& o) {
   if (o.standalone) return;  // torchrun replaces the backend with c10d before looking it up
   for (std::string_view known : {"static", "c10d", "etcd", "etcd-v2", "etcd-v3"}) {
@@ -275,6 +298,7 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   o.worker_store = ResolveWorkerStore(TextOr(raw, OptionId::kWorkerStore));
   o.hang_timeout = ResolveHangTimeout(raw);
   o.exit_code_mode = ResolveExitCode(TextOr(raw, OptionId::kExitCode));
+  ResolveStatus(raw, env, o);
   o.module = FlagOf(raw, OptionId::kModule);
   o.no_python = FlagOf(raw, OptionId::kNoPython);
   o.run_path = FlagOf(raw, OptionId::kRunPath);

@@ -10,6 +10,7 @@ namespace {
 // After "pid (comm) ": state is field 0, utime 11, stime 12, cutime 13, cstime 14.
 constexpr std::size_t kUtime = 11;
 constexpr std::size_t kCstime = 14;
+constexpr std::size_t kRss = 21;
 
 std::optional<std::uint64_t> Ticks(std::string_view word) {
   auto value = ParsePythonInt(word);
@@ -32,7 +33,9 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
   for (const auto& tick : ticks) {
     if (!tick) return std::nullopt;
   }
-  return ProcStat{fields[0][0], *ticks[0] + *ticks[1], *ticks[2] + *ticks[3]};
+  ProcStat stat{fields[0][0], *ticks[0] + *ticks[1], *ticks[2] + *ticks[3]};
+  if (fields.size() > kRss) stat.rss_pages = Ticks(fields[kRss]).value_or(0);
+  return stat;
 }
 
 }  // namespace cpplaunch

@@ -12,6 +12,7 @@ struct ProcStat {
   // Clock ticks (sysconf(_SC_CLK_TCK)) spent by the process, and by its children it has reaped.
   std::uint64_t own_ticks = 0;       // utime + stime
   std::uint64_t children_ticks = 0;  // cutime + cstime
+  std::uint64_t rss_pages = 0;       // resident set size, in pages
 };
 
 // Parses one /proc/<pid>/stat line. The command name (field 2) may contain spaces and ')', so

@@ -23,6 +23,7 @@
 #include "base/exit_code.h"
 #include "launcher/job/attempt_decision.h"
 #include "launcher/job/job.h"
+#include "launcher/output/worker_output.h"
 #include "launcher/process/supervisor.h"
 #include "launcher/process/worker_group.h"
 #include "launcher/report/failure_findings.h"
@@ -34,6 +35,8 @@ struct AttemptStarted {
   const Round& round;               // restart count, ranks, world size, MASTER_ADDR:PORT
   std::vector<LiveWorker> workers;  // each worker's local rank (id) and pid
   std::chrono::system_clock::time_point started;
+  // The attempt's output (null in tests without one): a listener may add an observer here.
+  WorkerOutput* output = nullptr;
 };
 
 // The job decided what follows an attempt (after its output drained).

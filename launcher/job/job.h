@@ -8,13 +8,16 @@
 //
 // Threads: construct, call and destroy on the agent's loop thread; every callback runs there.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "launcher/job/attempt_decision.h"
 #include "launcher/process/supervisor.h"
 #include "launcher/process/worker_group.h"
+#include "rendezvous/core/rendezvous.h"
 #include "worker_env/rank_layout.h"
 
 namespace cpplaunch {
@@ -29,6 +32,10 @@ struct Round {
   // rank 0 will host the workers' store.
   std::string master_addr;
   int master_port = 0;
+  int64_t round = 0;  // the rendezvous round (0 on a single host)
+  // The round's hosts this agent knows: every member in a small job, in a large dynamic one
+  // itself, group rank 0 and its heartbeat peers (round_assignment.h). Empty on a single host.
+  std::vector<RoundPeer> hosts;
 };
 
 // What a job may ask of the agent that runs it.
@@ -83,6 +90,11 @@ class Job {
 
   // The attempt ended and its output is drained: `decided` runs once with what comes next.
   virtual void Conclude(const AttemptResult& result, Decided decided) = 0;
+
+  // This agent serves its status endpoint at host:port (host may be a wildcard address): the
+  // other hosts learn it with this host's rendezvous record, from the next join on. A single
+  // host has nobody to tell.
+  virtual void AdvertiseStatus(const std::string& /*host*/, int /*port*/) {}
 
   // Whether the store's host waits (bounded) at exit until the other hosts have hung up.
   virtual bool LingersForPeers() const = 0;

@@ -5,6 +5,12 @@
 namespace cpplaunch {
 namespace {
 
+void ThroughAgent(StreamRoute& route, std::filesystem::path& log) {
+  if (route != StreamRoute::kInherit) return;
+  route = StreamRoute::kTee;
+  log.clear();  // console only, as the inherited stream was
+}
+
 // --run-path: torchrun runs the script with runpy inside its own Python, with @record
 // applied. Without an interpreter in the agent, the same is done in the worker's Python.
 constexpr const char* kRunPathBootstrap =
@@ -94,6 +100,16 @@ std::vector<std::string> WorkerArgv(const LaunchOptions& options, const EnvMap& 
   return argv;
 }
 
+void RouteThroughAgent(WorkerStreams& streams) {
+  // One prefix serves both streams: a stream that was tee'd keeps it (and so does the other,
+  // now tee'd too); otherwise the lines stay as unprefixed as the inherited streams were.
+  const bool teed =
+      streams.stdout_route == StreamRoute::kTee || streams.stderr_route == StreamRoute::kTee;
+  if (!teed) streams.prefix.clear();
+  ThroughAgent(streams.stdout_route, streams.stdout_log);
+  ThroughAgent(streams.stderr_route, streams.stderr_log);
+}
+
 std::optional<std::vector<WorkerSpec>> BuildWorkerSpecs(const LaunchOptions& options,
                                                         const EnvMap& agent_env,
                                                         const RankLayout& layout,
@@ -109,6 +125,7 @@ std::optional<std::vector<WorkerSpec>> BuildWorkerSpecs(const LaunchOptions& opt
     spec.argv = WorkerArgv(options, agent_env, who.local_rank);
     spec.env = std::move(worker_env->entries);
     spec.streams = Streams(options, agent_env, who, facts.restart_count, log_dir);
+    if (options.status_port) RouteThroughAgent(spec.streams);  // each rank's last output
     specs.push_back(std::move(spec));
   }
   return specs;

@@ -47,6 +47,13 @@ std::vector<std::string> WorkerArgv(const LaunchOptions& options, const EnvMap& 
 // One spec per worker of `layout`, in local-rank order. Returns nullopt with *error when a
 // worker's environment cannot be built (--virtual-local-rank with too short a
 // CUDA_VISIBLE_DEVICES).
+// Streams the worker would inherit from the agent go through the agent instead, written to the
+// console as they were (no prefix, no file), so that the agent sees their lines (--hang-timeout
+// counts them, --status-port notes each rank's last output); with the rank's prefix when its
+// other stream was already tee'd by -t, as the two share one prefix. A pipe instead of the
+// agent's terminal makes a Python worker's stdout block-buffered, as under -t.
+void RouteThroughAgent(WorkerStreams& streams);
+
 std::optional<std::vector<WorkerSpec>> BuildWorkerSpecs(const LaunchOptions& options,
                                                         const EnvMap& agent_env,
                                                         const RankLayout& layout,

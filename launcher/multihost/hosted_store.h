@@ -22,6 +22,7 @@ class HostedStore {
   // The store this agent serves (null: none).
   void Host(std::unique_ptr<StoreServer> server) { server_ = std::move(server); }
   bool hosted() const { return server_ != nullptr; }
+  const StoreServer* server() const { return server_.get(); }
 
   // Calls `done` once the store has no connection left, or after `bound`, whichever comes
   // first (maybe both: `done` must tolerate a second call). REQUIRES: hosted().

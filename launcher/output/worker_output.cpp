@@ -170,7 +170,7 @@ class WorkerOutput::Stream {
     if (n == 0) return;
     owner_.bytes_read_ += n;
     const std::string_view bytes(buffer_.get(), n);
-    if (owner_.observer_) owner_.observer_(local_rank_, is_stderr_, bytes);
+    for (const Observer& observer : owner_.observers_) observer(local_rank_, is_stderr_, bytes);
     prefixer_.Feed(bytes, lines_);
     WriteLines();
   }

@@ -97,12 +97,12 @@ class WorkerOutput {
   // std::system_error (e.g. the log file cannot be created).
   ChildStdio Open(const WorkerStreams& streams);
 
-  // Sees every chunk read from a worker's pipe or tailed log file, before it is written anywhere
-  // (the agent's
-  // --hang-timeout counts lines and keeps the stacks workers dump on stderr). Set it before
-  // Start(); it must not call back into this object.
+  // Adds an observer: each sees every chunk read from a worker's pipe or tailed log file, before
+  // it is written anywhere (--hang-timeout counts lines and keeps the stacks workers dump on
+  // stderr; the status endpoint notes each rank's last output). Add it before Start() (which
+  // may read tailed files at once); it must not call back into this object.
   using Observer = std::function<void(int local_rank, bool is_stderr, std::string_view bytes)>;
-  void Observe(Observer observer) { observer_ = std::move(observer); }
+  void Observe(Observer observer) { observers_.push_back(std::move(observer)); }
 
   // Closes the agent's copies of the child-side descriptors of every opened worker and starts
   // reading the pipes. Call once, after every worker was spawned (or failed to spawn). Until
@@ -156,7 +156,7 @@ class WorkerOutput {
   bool flushing_ = false;
   std::uint64_t bytes_read_ = 0;
   std::vector<LogWriteError> log_write_errors_;
-  Observer observer_;
+  std::vector<Observer> observers_;
 };
 
 }  // namespace cpplaunch

@@ -31,6 +31,7 @@ void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings) 
   NodeInfo& self = settings->self;
   if (self.addr.empty()) self.addr = client.local_address();
   if (self.node_id.empty() || self.node_id.front() == '_') self.node_id = self.addr + self.node_id;
+  if (settings->status_address) self.status = settings->status_address(self.addr);
 }
 
 std::string GoKey(const std::string& run_id, int64_t round) {

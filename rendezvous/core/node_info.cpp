@@ -63,6 +63,7 @@ std::string NodeInfo::Encode() const {
       .AddInt("nnodes_max", nnodes_max)
       .AddInt("max_restarts", max_restarts);
   if (worker_store_port != 0) out.AddInt("worker_store_port", worker_store_port);
+  if (!status.empty()) out.Add("status", status);
   return out.text();
 }
 
@@ -99,6 +100,11 @@ std::optional<NodeInfo> NodeInfo::Decode(std::string_view text, std::string* err
   }
   if (!fields->Text("worker_store_port").empty() &&
       !fields->GetIntIn("worker_store_port", 1, 65535, &info.worker_store_port, error)) {
+    return std::nullopt;
+  }
+  // An address and ":port" (IPv6 in brackets).
+  if (!fields->Text("status").empty() &&
+      !fields->GetText("status", limits::kMaxAddrBytes + 8, &info.status, error)) {
     return std::nullopt;
   }
   return info;

@@ -21,6 +21,9 @@ struct NodeInfo {
   // store on (used when this agent is group rank 0); 0 = the workers use the agent's store.
   // Optional on the wire: agents that predate it send none (0).
   int worker_store_port = 0;
+  // "host:port" of this agent's status endpoint (launcher/status/); "" = it serves none.
+  // Optional on the wire.
+  std::string status;
 
   // "host-b at 10.0.0.2", for messages.
   std::string Label() const;

@@ -60,6 +60,9 @@ struct RendezvousSettings {
   // store (the interface that routes to it); a node_id starting with '_' gets that address put
   // in front ("_<pid>" -> "10.0.0.2_<pid>").
   NodeInfo self;
+  // Where this agent serves its status endpoint (launcher/status/), given self.addr; read when
+  // self.addr is known, before the first join. Empty, or an empty answer: it serves none.
+  std::function<std::string(const std::string& addr)> status_address;
   // torchrun's --rdzv-conf keys with torchrun's defaults; the launcher overrides the keys given.
   std::chrono::milliseconds timeout{std::chrono::seconds(900)};  // static: connect + round
   std::chrono::milliseconds join_timeout{std::chrono::seconds(600)};

@@ -137,6 +137,7 @@ Rendezvous::Task<void> EtcdRendezvous::PublishSelf() {
   NodeInfo& self = settings_.self;
   const auto& offer = link_->settings().offer_store_port;
   self.worker_store_port = offer ? offer() : 0;
+  if (settings_.status_address) self.status = settings_.status_address(self.addr);
   std::string key = link_->keys().Node(self.node_id);
   std::string record = self.Encode();
   co_await link_->client().Put(std::move(key), std::move(record), link_->lease());

@@ -56,6 +56,7 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
 // false when a handshake is refused: the connection closes after its answer. The handshake and
 // CLEAR_WORKER_KEYS are the server's own: they concern the connection and the other namespace.
 bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
+  ++counters_.requests;
   session.set_long_id(session.id());
   if (session.agent()) {
     session.OweTag(request.tag, ReplyShapeOf(request.command) != ReplyShape::kNone);
@@ -217,6 +218,7 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
 // One line on the host's console (rate-limited); the caller closes the session.
 void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
                              const std::string& reason) {
+  ++counters_.refused;
   auto line = refusals_.Admit(RateLimitedLog::Clock::now(), "store: refused " + std::string(what) +
                                                                 " from " + session.peer() + ": " +
                                                                 reason + "; connection closed");

@@ -139,8 +139,10 @@ void StoreServerImpl::AddSession(UniqueFd fd) {
   fd.release();    // `socket` owns it now
   // Over the limit the connection is closed at once rather than left in the backlog: clients
   // retry with backoff, and the server keeps its descriptors for the sessions it has.
-  if (connection_count_ >= options_.max_connections) return;  // `socket` closes it
-  if (!PeerAllowed(socket)) return;
+  if (connection_count_ >= options_.max_connections || !PeerAllowed(socket)) {
+    ++counters_.refused;
+    return;  // `socket` closes it
+  }
   socket.set_option(tcp::no_delay(true), ec);
   const ConnId id = NewId();
   auto session = std::make_shared<StoreSession>(*this, std::move(socket), id, options_.limits);
@@ -274,5 +276,6 @@ void StoreServer::WhenIdle(std::function<void()> idle) { impl_->WhenIdle(std::mo
 size_t StoreServer::key_count() const { return impl_->key_count(); }
 size_t StoreServer::agent_key_count() const { return impl_->agent_key_count(); }
 const StoreBudget& StoreServer::budget() const { return impl_->budget(); }
+StoreCounters StoreServer::counters() const { return impl_->counters(); }
 
 }  // namespace cpplaunch

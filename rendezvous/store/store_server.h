@@ -32,6 +32,12 @@ namespace cpplaunch {
 // 127.0.0.1:29500: Address already in use; choose another --master-port or --master-port=0".
 class StoreServerImpl;
 
+// What the server did so far (the status endpoint's metrics).
+struct StoreCounters {
+  uint64_t requests = 0;  // requests applied, both namespaces
+  uint64_t refused = 0;   // refusals: requests over a limit, and connections not accepted
+};
+
 class StoreBindError : public std::runtime_error {
  public:
   explicit StoreBindError(const std::string& what, bool address_in_use = false)
@@ -91,6 +97,7 @@ class StoreServer {
   size_t key_count() const;        // the workers' namespace
   size_t agent_key_count() const;  // the agents' namespace
   const StoreBudget& budget() const;
+  StoreCounters counters() const;
 
  private:
   std::shared_ptr<StoreServerImpl> impl_;

@@ -44,6 +44,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   size_t key_count() const { return workers_.num_keys(); }
   size_t agent_key_count() const { return agents_.num_keys(); }
   StoreBudget& budget() { return budget_; }
+  StoreCounters counters() const { return counters_; }
 
   // Called by sessions.
   void OnInput(StoreSession& session, std::string_view input);
@@ -116,6 +117,7 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   };
   std::vector<WaitSlot> slots_;
   size_t connection_count_ = 0;
+  StoreCounters counters_;
   std::vector<std::function<void()>> idle_waiters_;  // WhenIdle callers
   int inputs_since_accept_ = 0;
   std::vector<std::shared_ptr<StoreSession>> dirty_;  // sessions with output to hand to the socket
