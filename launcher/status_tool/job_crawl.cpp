@@ -25,10 +25,10 @@ int64_t UnixNow() {
 
 // The crawl's state, shared by the requests in flight; each holds it alive until it finishes.
 struct Crawl : std::enable_shared_from_this<Crawl> {
-  Crawl(asio::any_io_executor executor, CrawlSettings crawl_settings)
+  Crawl(const asio::any_io_executor& executor, CrawlSettings crawl_settings)
       : settings(std::move(crawl_settings)),
         frontier(settings.max_hosts, settings.max_in_flight),
-        done(std::move(executor), Clock::time_point::max()) {}
+        done(executor, Clock::time_point::max()) {}
 
   CrawlSettings settings;
   CrawlFrontier frontier;

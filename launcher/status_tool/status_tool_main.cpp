@@ -96,12 +96,11 @@ asio::awaitable<void> Show(Session& session) {
       session.exit_code = ProcessExitCode(ExitCode::kFailure);
       co_return;
     }
-    std::string text = Render(session, result);
     bool redraw = session.args.watch_seconds && session.terminal && !session.args.json;
-    if (redraw) text = std::string(kClearScreen) + text;
+    if (redraw) std::cout << kClearScreen;
     // One table after another off a terminal: a blank line between them.
-    if (!first && !redraw && !session.args.json) text = "\n" + text;
-    std::cout << text << std::flush;
+    if (!first && !redraw && !session.args.json) std::cout << "\n";
+    std::cout << Render(session, result) << std::flush;
     if (!session.args.watch_seconds) co_return;
     pause.expires_after(Millis(*session.args.watch_seconds));
     boost::system::error_code ignored;
@@ -140,7 +139,7 @@ int Run(int argc, char** argv) {
   });
   std::exception_ptr failed;
   asio::co_spawn(io, Show(session), [&](std::exception_ptr error) {
-    failed = error;
+    failed = std::move(error);
     signals.cancel();
   });
   io.run();
