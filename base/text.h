@@ -4,6 +4,7 @@
 // returned values.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -47,5 +48,8 @@ std::optional<int> ToInt(std::optional<long long> value);
 
 // "12 s" / "1.5 s": a duration for progress lines (whole seconds from 10 s on; never negative).
 std::string FormatSeconds(std::chrono::steady_clock::duration duration);
+
+// A byte count in binary units for people: "512 B", "1.5 KiB", "64.0 MiB", "1.5 GiB".
+std::string HumanBytes(std::uint64_t bytes);
 
 }  // namespace cpplaunch

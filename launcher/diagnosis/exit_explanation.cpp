@@ -2,6 +2,7 @@
 
 #include <csignal>
 
+#include "base/text.h"
 #include "launcher/diagnosis/memory_cgroup.h"
 
 namespace cpplaunch {

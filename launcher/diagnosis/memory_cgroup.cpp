@@ -1,7 +1,5 @@
 #include "launcher/diagnosis/memory_cgroup.h"
 
-#include <cstdio>
-
 #include "base/text.h"
 
 namespace cpplaunch {
@@ -112,20 +110,6 @@ std::optional<std::uint64_t> ByteCount(std::string_view text) {
     value = next;
   }
   return value;
-}
-
-std::string HumanBytes(std::uint64_t bytes) {
-  constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024) return std::to_string(bytes) + " B";
-  double value = static_cast<double>(bytes) / 1024;
-  int unit = 0;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %s", value, kUnits[unit]);
-  return text;
 }
 
 }  // namespace cpplaunch

@@ -60,7 +60,4 @@ std::optional<std::uint64_t> MemoryLimit(std::string_view text);
 // A byte count as a plain number ("memory.peak"); nullopt for anything else.
 std::optional<std::uint64_t> ByteCount(std::string_view text);
 
-// "64.0 MiB", "1.5 GiB", "512 B".
-std::string HumanBytes(std::uint64_t bytes);
-
 }  // namespace cpplaunch

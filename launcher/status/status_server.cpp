@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/crypto/status_proof.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
@@ -100,7 +101,7 @@ class StatusServer::Impl : public std::enable_shared_from_this<StatusServer::Imp
     if (request.method() != http::verb::get && !head) {
       answer = Response{405, "text/plain; charset=utf-8", "only GET and HEAD are served\n"};
     } else {
-      const auto proof = request.find("X-Cpplaunch-Proof");
+      const auto proof = request.find(kStatusProofHeader);
       answer = handler_(Request{
           std::string_view(request.target().data(), request.target().size()),
           proof == request.end() ? std::string_view()

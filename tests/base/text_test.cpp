@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+using cpplaunch::HumanBytes;
 using cpplaunch::IsDigit;
 using cpplaunch::Join;
 using cpplaunch::ParsePythonFloat;
@@ -103,3 +104,10 @@ TEST_CASE("SafeSubstitute follows Python's string.Template.safe_substitute") {
 
 }  // namespace
 }  // namespace cpplaunch
+
+TEST_CASE("HumanBytes writes bytes in binary units with one decimal") {
+  CHECK(HumanBytes(512) == "512 B");
+  CHECK(HumanBytes(1536) == "1.5 KiB");
+  CHECK(HumanBytes(64ull << 20) == "64.0 MiB");
+  CHECK(HumanBytes(3ull << 29) == "1.5 GiB");
+}

@@ -82,7 +82,9 @@ class CmakeInstallTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as prefix:
             out = run(["cmake", "--install", build, "--prefix", prefix])
             self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-            for relative in ("bin/cpplaunch", "bin/cpplaunch-store", "share/man/man1/cpplaunch.1.gz",
+            for relative in ("bin/cpplaunch", "bin/cpplaunch-store", "bin/cpplaunch-status",
+                             "share/man/man1/cpplaunch.1.gz",
+                             "share/man/man1/cpplaunch-status.1.gz",
                              "share/bash-completion/completions/cpplaunch",
                              "share/zsh/vendor-completions/_cpplaunch",
                              "share/doc/cpplaunch/ci.md", "share/doc/cpplaunch/README.md",
@@ -110,7 +112,8 @@ class ManPageTest(unittest.TestCase):
         text = self.render()
         self.assertIn("cpplaunch - torchrun-compatible launcher", " ".join(text.split()))
         self.assertNotIn("\u2010", text, "no hyphenation inside names")
-        for page in (self.PAGE, os.path.join(GENERATED, "cpplaunch-store.1")):
+        for page in (self.PAGE, os.path.join(GENERATED, "cpplaunch-store.1"),
+                     os.path.join(GENERATED, "cpplaunch-status.1")):
             out = run(["groff", "-man", "-Tutf8", "-ww", "-z", page])
             self.assertEqual((out.returncode, out.stderr), (0, ""), page)
 

@@ -1,4 +1,4 @@
-"""The Debian package: scripts/package builds it (Release, the two programs only, in its own
+"""The Debian package: scripts/package builds it (Release, the three programs only, in its own
 tree); its contents, its control file's Depends and lintian are checked from the .deb; then,
 as root only, one real `apt-get install ./cpplaunch_*.deb` (only when apt would install nothing
 else: every dependency is already there after scripts/setup, and nothing is downloaded), `cpplaunch --version`, a 2-worker job, `man cpplaunch`,
@@ -81,9 +81,10 @@ class PackageContentsTest(unittest.TestCase):
         self.assertEqual(field("Version"), version)
 
     def test_files(self):
-        for relative in ("usr/bin/cpplaunch", "usr/bin/cpplaunch-store",
+        for relative in ("usr/bin/cpplaunch", "usr/bin/cpplaunch-store", "usr/bin/cpplaunch-status",
                          "usr/share/man/man1/cpplaunch.1.gz",
                          "usr/share/man/man1/cpplaunch-store.1.gz",
+                         "usr/share/man/man1/cpplaunch-status.1.gz",
                          "usr/share/bash-completion/completions/cpplaunch",
                          "usr/share/zsh/vendor-completions/_cpplaunch",
                          "usr/share/doc/cpplaunch/copyright", "usr/share/doc/cpplaunch/changelog.gz",
@@ -96,7 +97,7 @@ class PackageContentsTest(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path("usr/bin/torchrun")))
 
     def test_programs_are_stripped_release_builds(self):
-        for program in ("cpplaunch", "cpplaunch-store"):
+        for program in ("cpplaunch", "cpplaunch-store", "cpplaunch-status"):
             sections = run(["readelf", "-S", "-W", self.path("usr/bin/" + program)]).stdout
             self.assertNotIn(".symtab", sections, program)
             self.assertNotIn(".debug_info", sections, program)
