@@ -80,9 +80,8 @@ std::string StatusJson(const JobStatus& status, double now, bool show_peer_addre
   for (const HostStatus& host : status.hosts) hosts.push_back(HostJson(host, show_peer_addresses));
   Json failure = nullptr;
   if (const auto& f = status.last_failure) {
-    failure = Json{{"rank", f->rank},         {"local_rank", f->local_rank},
-                   {"group_rank", f->group_rank}, {"host", f->host},
-                   {"reason", f->reason},     {"at", f->at}};
+    failure = Json{{"rank", f->rank}, {"local_rank", f->local_rank}, {"group_rank", f->group_rank},
+                   {"host", f->host}, {"reason", f->reason},         {"at", f->at}};
   }
   const auto placed = [&status](int value) { return status.placed ? Json(value) : Json(nullptr); };
   Json answer{
@@ -111,11 +110,10 @@ std::string StatusJson(const JobStatus& status, double now, bool show_peer_addre
       {"ranks", std::move(ranks)},
       {"last_failure", std::move(failure)},
       {"hosts", std::move(hosts)},
-      {"hosts_hidden",
-       show_peer_addresses
-           ? Json(nullptr)
-           : Json("the job has a secret: other hosts' addresses need its proof "
-                  "(cpplaunch-status --secret-file)")},
+      {"hosts_hidden", show_peer_addresses
+                           ? Json(nullptr)
+                           : Json("the job has a secret: other hosts' addresses need its proof "
+                                  "(cpplaunch-status --secret-file)")},
   };
   // Replacement characters for invalid UTF-8 (a host name is the kernel's bytes).
   return answer.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";

@@ -43,8 +43,8 @@ void WriteJob(Writer& out, const JobStatus& status) {
                  "\"",
              1);
   out.Family("cpplaunch_agent_state", "gauge", "1 for the agent's current phase.");
-  for (AgentPhase phase : {AgentPhase::kRendezvous, AgentPhase::kRunning,
-                           AgentPhase::kConcluding, AgentPhase::kDone}) {
+  for (AgentPhase phase : {AgentPhase::kRendezvous, AgentPhase::kRunning, AgentPhase::kConcluding,
+                           AgentPhase::kDone}) {
     out.Sample("cpplaunch_agent_state", std::string("state=\"") + PhaseName(phase) + "\"",
                phase == status.phase ? 1 : 0);
   }
@@ -110,12 +110,10 @@ void WriteStore(Writer& out, const StoreFigures& store) {
     const char* help;
     std::uint64_t value;
   } families[] = {
-      {"cpplaunch_store_requests_total", "counter", "Requests the store answered.",
-       store.requests},
+      {"cpplaunch_store_requests_total", "counter", "Requests the store answered.", store.requests},
       {"cpplaunch_store_refused_total", "counter",
        "Requests and connections the store refused (budget, protocol, peers).", store.refused},
-      {"cpplaunch_store_connections", "gauge", "Open connections to the store.",
-       store.connections},
+      {"cpplaunch_store_connections", "gauge", "Open connections to the store.", store.connections},
       {"cpplaunch_store_keys", "gauge", "Keys the store holds.", store.keys},
       {"cpplaunch_store_budget_used_bytes", "gauge",
        "Bytes held against the store's memory budget.", store.budget_used_bytes},

@@ -164,11 +164,13 @@ void StatusListener::OnDecision(const AttemptDecided& decided) {
     }
   }
   if (cause != nullptr) {
-    status_.last_failure = FailureStatus{cause->global_rank, cause->local_rank,
-                                         status_.group_rank, host_->get(),
-                                         cause->reason.empty() ? cause->exit.describe()
-                                                               : cause->reason,
-                                         UnixSeconds(cause->time)};
+    status_.last_failure =
+        FailureStatus{cause->global_rank,
+                      cause->local_rank,
+                      status_.group_rank,
+                      host_->get(),
+                      cause->reason.empty() ? cause->exit.describe() : cause->reason,
+                      UnixSeconds(cause->time)};
   } else if (decided.result.outcome == AttemptOutcome::kStopped &&
              !decided.decision.message.empty()) {
     // Another host ended the round; the decision's line says why.
@@ -209,7 +211,8 @@ void StatusListener::Sample() {
     }
     seen->second = {now, *ticks};
   }
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_sample_time_);
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now - last_sample_time_);
   if (status_.phase == AgentPhase::kRunning &&
       Progressed(last_sample_, sample, elapsed, ticks_per_second)) {
     last_progress_ = now;
@@ -222,12 +225,10 @@ void StatusListener::Sample() {
 void StatusListener::SampleStore() {
   if (store_ == nullptr) return;
   const StoreCounters counters = store_->counters();
-  status_.store = StoreFigures{counters.requests,
-                               counters.refused,
-                               store_->connection_count(),
-                               store_->key_count() + store_->agent_key_count(),
-                               store_->budget().used(),
-                               store_->budget().limits().total_bytes};
+  status_.store =
+      StoreFigures{counters.requests,          counters.refused,
+                   store_->connection_count(), store_->key_count() + store_->agent_key_count(),
+                   store_->budget().used(),    store_->budget().limits().total_bytes};
 }
 
 StatusServer::Response StatusListener::Answer(const StatusServer::Request& request) {

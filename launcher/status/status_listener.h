@@ -36,9 +36,9 @@ struct StatusSetup {
   std::string run_id;
   std::shared_ptr<HostName> host;
   std::chrono::steady_clock::time_point started_at;  // when the agent started
-  Job& job;                   // told where the endpoint is (the other hosts learn it)
-  const StoreServer* store;   // the store this agent serves, or null; outlives the listener
-  std::string secret;         // the agents' secret ("" = none)
+  Job& job;                  // told where the endpoint is (the other hosts learn it)
+  const StoreServer* store;  // the store this agent serves, or null; outlives the listener
+  std::string secret;        // the agents' secret ("" = none)
 };
 
 class StatusListener final : public AgentListener {

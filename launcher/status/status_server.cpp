@@ -51,12 +51,12 @@ class StatusServer::Impl : public std::enable_shared_from_this<StatusServer::Imp
   }
 
   void Accept() {
-    acceptor_.async_accept([self = shared_from_this()](boost::system::error_code error,
-                                                       tcp::socket socket) {
-      if (!self->acceptor_.is_open()) return;
-      if (!error) self->Start(std::move(socket));
-      self->Accept();
-    });
+    acceptor_.async_accept(
+        [self = shared_from_this()](boost::system::error_code error, tcp::socket socket) {
+          if (!self->acceptor_.is_open()) return;
+          if (!error) self->Start(std::move(socket));
+          self->Accept();
+        });
   }
 
   int port() const { return acceptor_.is_open() ? acceptor_.local_endpoint().port() : 0; }
@@ -101,7 +101,8 @@ class StatusServer::Impl : public std::enable_shared_from_this<StatusServer::Imp
     if (request.method() != http::verb::get && !head) {
       answer = Response{405, "text/plain; charset=utf-8", "only GET and HEAD are served\n"};
     } else {
-      const auto proof = request.find(kStatusProofHeader);
+      const auto proof =
+          request.find(beast::string_view(kStatusProofHeader.data(), kStatusProofHeader.size()));
       answer = handler_(Request{
           std::string_view(request.target().data(), request.target().size()),
           proof == request.end() ? std::string_view()

@@ -41,8 +41,7 @@ class StatusServer {
 
   // Binds `address`:`port` (0: a free port) and accepts. Throws std::runtime_error with one
   // line naming the address and what to do when it cannot listen there.
-  StatusServer(boost::asio::io_context& io, const std::string& address, int port,
-               Handler handler);
+  StatusServer(boost::asio::io_context& io, const std::string& address, int port, Handler handler);
   ~StatusServer();
   StatusServer(const StatusServer&) = delete;
   StatusServer& operator=(const StatusServer&) = delete;

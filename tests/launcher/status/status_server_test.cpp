@@ -68,8 +68,8 @@ class Served {
 
 TEST_CASE("The status server answers one GET per connection, then closes") {
   Served served;
-  const std::string answer = served.Exchange(
-      "GET /status?x=1 HTTP/1.1\r\nHost: a\r\nX-Cpplaunch-Proof: 12:ab\r\n\r\n");
+  const std::string answer =
+      served.Exchange("GET /status?x=1 HTTP/1.1\r\nHost: a\r\nX-Cpplaunch-Proof: 12:ab\r\n\r\n");
   CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(answer.find("Connection: close\r\n") != std::string::npos);
   CHECK(answer.find("Content-Length: 6\r\n") != std::string::npos);
