@@ -1,6 +1,6 @@
 """cpplaunch under a real Slurm: slurmctld and two slurmd (Debian's slurm-wlm) on this machine.
 
-usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp scancel killwait usr1 batch_usr1 (default: all)
+usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp scancel killwait usr1 batch_usr1 status (default: all)
 
 The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1 and
 n2 for the slurmd), joined by veth through a bridge in a fourth namespace, with addresses in
@@ -485,8 +485,43 @@ def case_batch_usr1(cpplaunch, cluster, report):
         stamps.close()
 
 
+def case_status(cpplaunch, cluster, report):
+    """--status-port on both nodes of an sbatch job: from the control node, cpplaunch-status
+    given one node's endpoint finds the other through the round and lists all 4 ranks; curl
+    reads /readyz and /metrics from the other node."""
+    tool = os.path.join(os.path.dirname(cpplaunch), "status_tool", "cpplaunch-status")
+    stamps = Stamps()
+    try:
+        job_id, out_path = sbatch(
+            cluster, stamps,
+            [*launcher(cpplaunch), "--nproc-per-node=2", "--status-port=8931",
+             "--status-addr=0.0.0.0"], ["wait", "60"])
+        stamps.wait_for([f"started-{r}" for r in range(4)], 60, "workers did not start")
+        asked = time.time()
+        code, table = cluster.client([tool, "n1:8931"], check_rc=False)
+        report(f"cpplaunch-status n1:8931 over both nodes: {time.time() - asked:.2f} s")
+        check(code == 0, f"cpplaunch-status exited {code}:\n{table}")
+        rows = [line.split() for line in table.splitlines()[1:-1]]
+        check(sorted((r[0], r[1], r[2]) for r in rows) ==
+              [("n1", "0", "0"), ("n1", "0", "1"), ("n2", "1", "2"), ("n2", "1", "3")],
+              f"not every host and rank:\n{table}")
+        check(all(r[5] == "running" for r in rows), f"not all running:\n{table}")
+        check(table.splitlines()[-1].startswith("2 of 2 hosts answered, 4 ranks"), table)
+        _, ready = cluster.client(["curl", "-sS", "-w", " %{http_code}", "http://n2:8931/readyz"])
+        check(ready == "ready\n 200", f"n2's /readyz: {ready!r}")
+        _, metrics = cluster.client(["curl", "-sS", "http://n2:8931/metrics"])
+        check("\ncpplaunch_workers_running 2\n" in metrics, metrics)
+        cluster.client(["scancel", job_id])
+        state, _ = cluster.wait_job_done(job_id, 30)
+        check(stamps.leftovers() == [], f"left running: {stamps.leftovers()}")
+    finally:
+        for pid in stamps.leftovers():
+            os.kill(pid, signal.SIGKILL)
+        stamps.close()
+
+
 CASES = {"ddp": case_ddp, "scancel": case_scancel, "killwait": case_killwait,
-         "usr1": case_usr1, "batch_usr1": case_batch_usr1}
+         "usr1": case_usr1, "batch_usr1": case_batch_usr1, "status": case_status}
 
 
 def main():
