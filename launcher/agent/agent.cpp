@@ -340,7 +340,8 @@ class Agent::Impl {
     console_.Say("error: " + problem);
     outcome_.code = code;
     if (log_dir_) log_dir_->CleanUpAtExit();  // Prepare may have made it
-    console_.Flush(std::chrono::steady_clock::now() + kFinalFlush, [] {});
+    // Prepare may have started the store and the signal watch: their waits never end.
+    console_.Flush(std::chrono::steady_clock::now() + kFinalFlush, [this] { io_.stop(); });
     io_.restart();
     io_.run();
     return ProcessExitCode(code);

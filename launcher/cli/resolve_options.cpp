@@ -1,5 +1,8 @@
 #include "launcher/cli/resolve_options.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -194,8 +197,11 @@ void ResolveStatus(const RawValues& raw, const EnvMap& env, LaunchOptions& o) {
   if (!port || *port < 0 || *port > 65535) {
     UsageError(source + " " + *text + ": need a TCP port, 0..65535 (0: a free port)");
   }
-  if (o.status_addr.empty()) {
-    UsageError("--status-addr is empty; give an address to listen on (127.0.0.1, 0.0.0.0, ::)");
+  unsigned char address[sizeof(in6_addr)];
+  if (::inet_pton(AF_INET, o.status_addr.c_str(), address) != 1 &&
+      ::inet_pton(AF_INET6, o.status_addr.c_str(), address) != 1) {
+    UsageError("--status-addr " + o.status_addr +
+               ": not a numeric address; give one such as 127.0.0.1, 0.0.0.0 or ::");
   }
   o.status_port = *port;
 }
