@@ -8,7 +8,7 @@ Layout (one concern per module):
     stats         median/min/max summaries, number formatting, the growth-exponent fit
     servers       starting the two store servers and driving bench/store_load
     plots         gnuplot PNGs (line and bar charts with min-max error bars)
-    launch, teardown, e2e, store, storm, rendezvous, output
+    launch, teardown, e2e, store, storm, rendezvous, etcd, output, scale, etcd_scale, idle, status
                   one benchmark each: measure(ctx) runs it and returns plain data
     sections/     one module per benchmark turning its data into a report section and goals
     analysis      the prose explaining missed goals

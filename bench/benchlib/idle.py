@@ -62,7 +62,9 @@ def hosts_store(pid, port):
     return False
 
 
-def start_job(b, keep_alive_s, max_attempt):
+def start_job(b, keep_alive_s, max_attempt, extra=(), name="idle"):
+    """Starts the 2-agent job (extra: more agent options); waits until both workers stamped.
+    The agents' stderr goes to <scratch>/<name>-agent-<i>.err."""
     port = free_port()
     stamps = b.scratch / f"idle-{time.monotonic_ns()}"
     stamps.mkdir()
@@ -73,9 +75,9 @@ def start_job(b, keep_alive_s, max_attempt):
     for i in range(2):
         argv = [b.bin["cpplaunch"], "--nnodes=2", "--nproc_per_node=1", "--rdzv_backend=c10d",
                 f"--rdzv_endpoint=127.0.0.1:{port}", f"--rdzv_id=idle{port}", f"--rdzv_conf={conf}",
-                "--no_python"] + worker
+                *extra, "--no_python"] + worker
         agents.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                       stderr=open(b.scratch / f"idle-agent-{i}.err", "w"), env=b.env))
+                                       stderr=open(b.scratch / f"{name}-agent-{i}.err", "w"), env=b.env))
     deadline = time.monotonic() + 60
     while len([p for p in stamps.iterdir() if p.name.isdigit()]) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -29,9 +29,7 @@ class Server:
 
     def cpu_times(self):
         """(user, system) CPU seconds the server has used so far."""
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        tick = os.sysconf("SC_CLK_TCK")
-        return int(fields[11]) / tick, int(fields[12]) / tick
+        return cpu_times(self.proc.pid)
 
     def cpu_seconds(self):
         return sum(self.cpu_times())
@@ -44,6 +42,13 @@ class Server:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def cpu_times(pid):
+    """(user, system) CPU seconds process pid has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
 
 
 def available_servers(b):
