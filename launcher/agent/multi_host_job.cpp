@@ -70,7 +70,7 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
   std::unique_ptr<StoreServer> store;
   if (plan.host_store && !plan.etcd) {
     try {
-      store = StartStore(io_, master_addr_, master_port_, /*port_was_chosen=*/true, hooks_.say,
+      store = StartStore(io_, master_addr_, master_port_, plan.store_port_option, hooks_.say,
                          nproc_per_node_, plan.security);
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
@@ -166,7 +166,8 @@ bool MultiHostJob::HostRoundStore(const RendezvousResult& round, std::string* er
     return true;
   }
   try {
-    round_store_ = StartStore(io_, round.master_addr, round.master_port, /*port_was_chosen=*/true,
+    // The port is one this agent offered (a free one): "--master-port" is only a label here.
+    round_store_ = StartStore(io_, round.master_addr, round.master_port, "--master-port",
                               hooks_.say, nproc_per_node_, session_.plan().security);
   } catch (const std::exception& e) {
     *error =

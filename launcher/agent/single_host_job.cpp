@@ -26,25 +26,25 @@ SingleHostJob::SingleHostJob(boost::asio::io_context& io, const LaunchOptions& o
       run_id_(options.rdzv_id),
       master_addr_(options.master_addr),
       master_port_(options.master_port),
-      port_was_chosen_(options.IsSet("--master-port")),
+      port_chosen_by_(options.IsSet("--master-port") ? "--master-port" : ""),
       worker_store_(options.worker_store) {
   std::string error;
   if (options.standalone) {
     run_id_ = RandomRunId();
     master_addr_ = "127.0.0.1";
     master_port_ = 0;
-    port_was_chosen_ = true;
+    port_chosen_by_ = "--master-port";
     return;
   }
   auto store = ResolveStoreEndpoint(options, &error);
   if (!store) throw std::runtime_error(error);
   master_addr_ = store->host;
   master_port_ = store->port;
-  port_was_chosen_ = port_was_chosen_ || store->from_rdzv_endpoint;
+  if (store->from_rdzv_endpoint) port_chosen_by_ = store->port_option;
 }
 
 std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
-  auto store = StartStore(io_, master_addr_, master_port_, port_was_chosen_, hooks_.say,
+  auto store = StartStore(io_, master_addr_, master_port_, port_chosen_by_, hooks_.say,
                           nproc_per_node_, security_);
   master_port_ = store->port();
   return store;

@@ -43,7 +43,7 @@ class SingleHostJob final : public Job {
   std::string run_id_;
   std::string master_addr_;
   int master_port_ = 0;
-  bool port_was_chosen_ = false;
+  std::string port_chosen_by_;  // StartStore's chosen_by: empty when the user chose no port
   WorkerStore worker_store_ = WorkerStore::kAgent;
   int restart_count_ = 0;
   int interrupted_by_ = 0;

@@ -47,6 +47,7 @@ bool LocateStore(const LaunchOptions& o, MultiHostPlan* plan, std::string* error
   if (!store) return false;
   plan->store_host = store->host;
   plan->store_port = store->port;
+  plan->store_port_option = store->port_option;
   return true;
 }
 

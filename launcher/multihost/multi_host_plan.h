@@ -26,7 +26,8 @@ struct MultiHostPlan {
   std::string run_id;
   std::string store_host;  // as the user wrote it (master addr or endpoint host)
   int store_port = 0;
-  bool host_store = false;   // this agent starts the store server
+  std::string store_port_option = "--master-port";  // where store_port came from, for errors
+  bool host_store = false;                          // this agent starts the store server
   bool host_forced = false;  // is_host given: failing to bind is an error, not "be a client"
   StoreSecurity security;    // for the store this agent may host; its secret is in both below
   RendezvousSettings rendezvous;

@@ -16,7 +16,7 @@ std::size_t StoreConnectionCap(uint64_t fd_limit, int nproc_per_node) {
 }
 
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
-                                        int port, bool port_was_chosen,
+                                        int port, const std::string& chosen_by,
                                         const std::function<void(const std::string&)>& say,
                                         int nproc_per_node, const StoreSecurity& security) {
   StoreServerOptions options;
@@ -27,12 +27,13 @@ std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::
   options.allowed_peers = security.allowed_peers;
   options.budget = security.budget;
   options.report = say;
+  if (!chosen_by.empty()) options.port_option = chosen_by;
   try {
     return std::make_unique<StoreServer>(io, options);
   } catch (const StoreBindError& e) {
     // torchrun's default port 29500 is a frequent collision between jobs on one host; a port
     // the user did not pick is not worth failing the job for.
-    if (port_was_chosen || port == 0 || !e.address_in_use()) throw;
+    if (!chosen_by.empty() || port == 0 || !e.address_in_use()) throw;
   }
   options.port = 0;
   auto store = std::make_unique<StoreServer>(io, options);

@@ -15,13 +15,14 @@
 
 namespace cpplaunch {
 
-// Listens on `addr`:`port` only. When the user did not choose the port (`port_was_chosen`
-// false) and it is busy, the store listens on a free port instead and `say` tells why.
+// Listens on `addr`:`port` only. `chosen_by` is the option the user chose the port with
+// ("--master-port", "--rdzv-endpoint"): a busy port is then a StoreBindError naming it. Empty:
+// the user chose none, and a busy port moves the store to a free one, `say` telling why.
 // Throws StoreBindError otherwise. The store takes at most StoreConnectionCap(the soft
 // RLIMIT_NOFILE now, nproc_per_node) connections. `security`: the agents' secret, the allowed
 // peer networks (docs/security.md) and the memory budget, whose refusals are told through `say`.
 std::unique_ptr<StoreServer> StartStore(boost::asio::io_context& io, const std::string& addr,
-                                        int port, bool port_was_chosen,
+                                        int port, const std::string& chosen_by,
                                         const std::function<void(const std::string&)>& say,
                                         int nproc_per_node = 1, const StoreSecurity& security = {});
 

@@ -34,9 +34,10 @@ std::optional<StoreEndpoint> ResolveStoreEndpoint(const LaunchOptions& options,
     *error = "--rdzv-endpoint: " + *error;
     return std::nullopt;
   }
+  const bool own_port = endpoint->port >= 0 || dynamic;
   const int port =
       endpoint->port >= 0 ? endpoint->port : (dynamic ? kDefaultC10dPort : options.master_port);
-  return StoreEndpoint{endpoint->host, port, true};
+  return StoreEndpoint{endpoint->host, port, true, own_port ? "--rdzv-endpoint" : "--master-port"};
 }
 
 }  // namespace cpplaunch

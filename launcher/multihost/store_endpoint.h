@@ -19,6 +19,9 @@ struct StoreEndpoint {
   std::string host;  // as the user wrote it (endpoint host or master addr)
   int port = 0;
   bool from_rdzv_endpoint = false;  // read from --rdzv-endpoint (or its empty default)
+  // The option the port came from: "--rdzv-endpoint" (its port, or c10d's default port for
+  // an endpoint without one) or "--master-port".
+  std::string port_option = "--master-port";
 };
 
 // torchrun's parse_rendezvous_endpoint: an empty --rdzv-endpoint is localhost with c10d's

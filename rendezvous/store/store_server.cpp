@@ -24,11 +24,16 @@ constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(50);
 // Once this much of large output buffers has been freed (kKeepBuffer), the heap is trimmed.
 constexpr size_t kTrimAfter = size_t{16} * 1024 * 1024;
 
-[[noreturn]] void ThrowBindError(const std::string& host, uint16_t port, const error_code& ec) {
+[[noreturn]] void ThrowBindError(const std::string& host, uint16_t port,
+                                 const std::string& port_option, const error_code& ec) {
   std::string message =
       "cannot bind the store to " + Endpoint{host, port}.ToString() + ": " + ec.message();
-  if (ec == asio::error::address_in_use) {
+  if (ec == asio::error::address_in_use && port_option == "--master-port") {
     message += "; choose another --master-port or --master-port=0";
+  } else if (ec == asio::error::address_in_use) {
+    // An endpoint's port has no "0": another job's store there is the usual cause.
+    message += "; the port is " + port_option + "'s: give " + port_option +
+               " another HOST:PORT (is another job's store on it?)";
   } else if (ec == boost::system::errc::address_not_available) {
     message += "; is it an address of this host?";
   }
@@ -58,7 +63,7 @@ void StoreServerImpl::Listen(const std::string& host) {
         ec == boost::system::errc::address_not_available) {
       if (TryListen(tcp::endpoint(tcp::v4(), options_.port), false, ec)) return;
     }
-    ThrowBindError("::", options_.port, ec);
+    ThrowBindError("::", options_.port, options_.port_option, ec);
   }
   auto address = asio::ip::make_address(host, ec);
   if (ec) {
@@ -72,7 +77,7 @@ void StoreServerImpl::Listen(const std::string& host) {
     address = results.begin()->endpoint().address();
   }
   if (!TryListen(tcp::endpoint(address, options_.port), false, ec)) {
-    ThrowBindError(address.to_string(), options_.port, ec);
+    ThrowBindError(address.to_string(), options_.port, options_.port_option, ec);
   }
 }
 

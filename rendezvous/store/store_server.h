@@ -73,6 +73,9 @@ struct StoreServerOptions {
   // Receives the refusal lines ("store: refused MULTI_GET from 10.0.0.2:40112: ..."), at most
   // one a second. Empty: they go to stderr.
   std::function<void(const std::string&)> report;
+  // The option the port came from ("--master-port", "--rdzv-endpoint"): a busy port's error
+  // names it, so the user changes the value that chose it.
+  std::string port_option = "--master-port";
 };
 
 class StoreServer {

@@ -18,20 +18,37 @@ TEST_CASE("StartStore: a busy port the user did not choose falls back to a free 
   boost::asio::io_context io;
   std::vector<std::string> said;
   auto say = [&](const std::string& line) { said.push_back(line); };
-  auto holder = StartStore(io, "127.0.0.1", 0, true, say);
+  auto holder = StartStore(io, "127.0.0.1", 0, "--master-port", say);
   const int busy = holder->port();
-  auto moved = StartStore(io, "127.0.0.1", busy, /*port_was_chosen=*/false, say);
+  auto moved = StartStore(io, "127.0.0.1", busy, /*chosen_by=*/"", say);
   CHECK(moved->port() != busy);
   REQUIRE(said.size() == 1);
   CHECK(said[0] == "port " + std::to_string(busy) + " is busy; the store listens on port " +
                        std::to_string(moved->port()) + " instead (use --master-port to choose)");
-  CHECK_THROWS_AS(StartStore(io, "127.0.0.1", busy, /*port_was_chosen=*/true, say), StoreBindError);
+  CHECK_THROWS_AS(StartStore(io, "127.0.0.1", busy, "--master-port", say), StoreBindError);
+}
+
+TEST_CASE("StartStore: a busy port from --rdzv-endpoint is an error naming --rdzv-endpoint",
+          "[agent][store_host]") {
+  boost::asio::io_context io;
+  auto say = [](const std::string&) {};
+  auto holder = StartStore(io, "127.0.0.1", 0, "--master-port", say);
+  const int busy = holder->port();
+  // Issue 27: a second job on the same endpoint was told to choose another --master-port.
+  try {
+    StartStore(io, "127.0.0.1", busy, "--rdzv-endpoint", say);
+    FAIL("bound a busy port");
+  } catch (const StoreBindError& e) {
+    const std::string message = e.what();
+    CHECK(message.find("give --rdzv-endpoint another HOST:PORT") != std::string::npos);
+    CHECK(message.find("--master-port") == std::string::npos);
+  }
 }
 
 TEST_CASE("StoreServer::WhenIdle fires when the last connection closes, not before",
           "[agent][store_host]") {
   boost::asio::io_context io;
-  auto store = StartStore(io, "127.0.0.1", 0, true, [](const std::string&) {});
+  auto store = StartStore(io, "127.0.0.1", 0, "--master-port", [](const std::string&) {});
   boost::asio::ip::tcp::socket client(io);
   client.connect({boost::asio::ip::make_address("127.0.0.1"), store->port()});
   io.run_for(100ms);  // the server accepts

@@ -49,6 +49,15 @@ TEST_CASE("ResolveStoreEndpoint: the endpoint wins, its port or a backend's defa
   CHECK(static_job.from_rdzv_endpoint);
 }
 
+TEST_CASE("ResolveStoreEndpoint names the option the store's port came from") {
+  CHECK(Resolve({"--master-port=1234"}).port_option == "--master-port");
+  CHECK(Resolve({"--rdzv-backend=c10d", "--rdzv-endpoint=h:5000"}).port_option ==
+        "--rdzv-endpoint");
+  CHECK(Resolve({"--rdzv-backend=c10d", "--rdzv-endpoint=h"}).port_option == "--rdzv-endpoint");
+  CHECK(Resolve({"--rdzv-endpoint=h:5000"}).port_option == "--rdzv-endpoint");
+  CHECK(Resolve({"--rdzv-endpoint=h", "--master-port=1234"}).port_option == "--master-port");
+}
+
 TEST_CASE("ResolveStoreEndpoint: c10d without an endpoint is localhost:29400, as torchrun") {
   StoreEndpoint store = Resolve({"--rdzv-backend=c10d"});
   CHECK(store.host == "localhost");
