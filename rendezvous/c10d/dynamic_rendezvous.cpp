@@ -35,7 +35,7 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   if (!client_.connected()) {
     co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port,
                                  settings_.self.Label(), deadline, settings_.progress_interval,
-                                 settings_.progress);
+                                 settings_.progress, "--rdzv-conf join_timeout=SECONDS");
     CompleteSelf(client_, &settings_);
   }
   co_await PublishSelf();
@@ -75,7 +75,9 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
       case JoinAction::kClosed:
         throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
                               client_.peer() + " from " + settings_.self.Label() +
-                              ": its rendezvous is closed (" + decision.message + ")");
+                              ": its rendezvous is closed (" + decision.message +
+                              "); give the new job another --rdzv-id, or wait until the old "
+                              "job's store host has exited");
       case JoinAction::kMismatch:
         co_await RefuseMismatch(&snapshot, decision);  // throws
         break;

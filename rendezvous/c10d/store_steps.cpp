@@ -100,8 +100,8 @@ struct ConnectFailure {
 
 asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string host, int port,
                                           std::string from, Clock::time_point deadline,
-                                          std::chrono::milliseconds interval,
-                                          ProgressSink progress) {
+                                          std::chrono::milliseconds interval, ProgressSink progress,
+                                          std::string deadline_setting) {
   const auto started = Clock::now();
   ConnectPacing pacing(started, interval);
   asio::steady_timer pause_timer(co_await asio::this_coro::executor);
@@ -138,7 +138,12 @@ asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string 
     const ConnectFailure failure{from, host, reason, unresolved};
     if (Clock::now() >= deadline) throw RendezvousError(failure.GiveUp(Clock::now() - started));
     if (progress && pacing.ShouldReport(Clock::now())) {
-      progress(failure.StillTrying(deadline - Clock::now()));
+      // A wrong address waits the whole timeout (900 s by default): the first line says how
+      // to wait less, once.
+      std::string line = failure.StillTrying(deadline - Clock::now());
+      if (!deadline_setting.empty()) line += " (" + deadline_setting + " waits less)";
+      deadline_setting.clear();
+      progress(line);
     }
     // A failure that came fast (the peer answered and hung up) is not retried at once.
     const auto pause = std::min<Clock::duration>(pacing.PauseAfterFailure(began, Clock::now()),

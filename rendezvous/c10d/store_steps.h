@@ -25,13 +25,15 @@ namespace cpplaunch {
 using ProgressSink = std::function<void(const std::string&)>;
 
 // Connects `client` to host:port, retrying until `deadline`, calling `progress` every
-// `interval` with the last reason. Throws RendezvousError naming the address, this host
-// (`from`) and the reason.
+// `interval` with the last reason and the time left; the first of those lines also names
+// `deadline_setting` (e.g. "--rdzv-conf timeout=SECONDS"), the setting that shortens the wait.
+// Throws RendezvousError naming the address, this host (`from`) and the reason.
 boost::asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::string host,
                                                  int port, std::string from,
                                                  AsyncStoreClient::Clock::time_point deadline,
                                                  std::chrono::milliseconds interval,
-                                                 ProgressSink progress);
+                                                 ProgressSink progress,
+                                                 std::string deadline_setting = "");
 
 // Waits until every key exists (true) or `deadline` (false). Every `interval` without success
 // calls on_tick(), which may report progress; it is a coroutine so it can query the store.

@@ -27,4 +27,8 @@ std::string EtcdKeys::NodeIdOf(std::string_view key) const {
   return std::string(key.substr(nodes.size()));
 }
 
+std::string EtcdKeys::ClearCommand(std::string_view endpoints) const {
+  return "etcdctl --endpoints=" + std::string(endpoints) + " del --prefix " + run_;
+}
+
 }  // namespace cpplaunch

@@ -34,6 +34,9 @@ class EtcdKeys {
   std::string Arrival(int64_t round, int group_rank) const;
   // The node id of a node record's key; "" for any other key.
   std::string NodeIdOf(std::string_view key) const;
+  // The etcdctl command that deletes every key of the run at `endpoints` ("h1:2379,h2:2379"),
+  // for messages: a finished run's closed state refuses a new job with its run id.
+  std::string ClearCommand(std::string_view endpoints) const;
 
  private:
   std::string run_;

@@ -74,7 +74,10 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
           snapshot = co_await Read();
           break;
         case JoinAction::kClosed:
-          throw Error("its rendezvous is closed (" + decision.message + ")");
+          // The closed state outlives the job in etcd: say how to start anew.
+          throw Error("its rendezvous is closed (" + decision.message +
+                      "); give the new job another --rdzv-id, or clear the old one: " +
+                      link_->keys().ClearCommand(link_->Endpoints()));
         case JoinAction::kMismatch:
           co_await RefuseMismatch(&snapshot, decision);  // throws
           break;

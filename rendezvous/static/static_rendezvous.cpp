@@ -45,7 +45,8 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   }
   if (!client_.connected()) {
     co_await ConnectWithProgress(client_, settings_.store_host, settings_.store_port, Where(),
-                                 deadline, settings_.progress_interval, settings_.progress);
+                                 deadline, settings_.progress_interval, settings_.progress,
+                                 "--rdzv-conf timeout=SECONDS");
     CompleteSelf(client_, &settings_);
   }
   const int64_t round = previous ? previous->round + 1 : co_await CurrentRound();

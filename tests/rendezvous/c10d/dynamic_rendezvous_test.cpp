@@ -192,6 +192,9 @@ TEST_CASE_METHOD(testing::LoopbackStore,
   RunUntil(
       io, [&] { return rb->done; }, 3000ms);
   CHECK_THAT(rb->message(), Catch::Contains("the job finished"));
+  // Issue 27: the refusal says how to run the job again.
+  CHECK_THAT(rb->message(), Catch::EndsWith("); give the new job another --rdzv-id, or wait until "
+                                            "the old job's store host has exited"));
 }
 
 TEST_CASE_METHOD(DynamicJob, "Dynamic rendezvous of 64 hosts completes quickly",

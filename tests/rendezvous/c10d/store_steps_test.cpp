@@ -329,6 +329,32 @@ TEST_CASE("ConnectWithProgress: an unresolvable name is awaited, then one line n
   }
 }
 
+TEST_CASE("ConnectWithProgress: the first progress line names the setting that waits less",
+          "[rendezvous][store_steps]") {
+  asio::io_context io;
+  AsyncStoreClient client(io.get_executor());
+  asio::ip::tcp::acceptor probe(io,
+                                asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const int port = probe.local_endpoint().port();
+  probe.close();
+  std::vector<std::string> progress;
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> {
+    co_await ConnectWithProgress(
+        client, "127.0.0.1", port, "node rank 1 (test)", Clock::now() + 700ms, 150ms,
+        [&](const std::string& line) { progress.push_back(line); }, "--rdzv-conf timeout=SECONDS");
+  });
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
+  REQUIRE(outcome->done);
+  // Issue 27: a wrong --master-addr waited 900 s before anything said how to wait less.
+  REQUIRE(progress.size() >= 2);
+  INFO(progress[0]);
+  CHECK(progress[0].starts_with("still trying to reach the rendezvous store from node rank 1"));
+  CHECK(progress[0].find("; giving up in ") != std::string::npos);
+  CHECK(progress[0].ends_with(" (--rdzv-conf timeout=SECONDS waits less)"));
+  CHECK(progress[1].find("--rdzv-conf") == std::string::npos);
+}
+
 TEST_CASE("ConnectWithProgress: a name that resolves but refuses is not a name problem",
           "[rendezvous][store_steps]") {
   asio::io_context io;

@@ -16,6 +16,11 @@ TEST_CASE("etcd keys: one job's keys under <prefix>/<run_id>/") {
   CHECK(EtcdKeys("/p", "j").Run() == EtcdKeys("/p//", "j").Run());
 }
 
+TEST_CASE("etcd keys: the etcdctl command that clears a run deletes exactly its prefix") {
+  CHECK(EtcdKeys("/cpplaunch/rdzv", "job7").ClearCommand("h1:2379,h2:2379") ==
+        "etcdctl --endpoints=h1:2379,h2:2379 del --prefix /cpplaunch/rdzv/job7/");
+}
+
 TEST_CASE("etcd keys: a node id is read back from its record's key only") {
   EtcdKeys keys("/p", "j");
   CHECK(keys.NodeIdOf(keys.Node("a_1")) == "a_1");

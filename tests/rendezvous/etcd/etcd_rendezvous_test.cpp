@@ -220,7 +220,11 @@ TEST_CASE("etcd rendezvous: a closed job admits nobody") {
   REQUIRE(RunUntil(
       io, [&] { return jl.wait_for(milliseconds(0)) == std::future_status::ready; },
       milliseconds(10000)));
-  CHECK_THROWS_WITH(jl.get(), Catch::Contains("closed") && Catch::Contains("the job finished"));
+  // Issue 27: the refusal says how to run the job again, naming the keys to clear.
+  CHECK_THROWS_WITH(jl.get(), Catch::Contains("closed") && Catch::Contains("the job finished") &&
+                                  Catch::Contains("another --rdzv-id, or clear the old one: "
+                                                  "etcdctl --endpoints=") &&
+                                  Catch::EndsWith(" del --prefix /cpplaunch/rdzv/" + run + "/"));
 }
 
 TEST_CASE("etcd rendezvous: no member answers: one error naming the endpoints, in time") {
