@@ -24,6 +24,23 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
   return previous[b.size()];
 }
 
+// A misspelled last word is often too far by edits ("--master-adress" is 4 from
+// "--master-addr"), yet its first letters name one option: the word follows the name up to
+// its last word and two letters into it.
+std::optional<std::string> SharedStem(std::string_view word) {
+  std::optional<std::string> found;
+  for (const OptionSpec& spec : OptionTable()) {
+    for (std::string_view name : {spec.name, spec.alias}) {
+      const std::size_t last_word = name.find_last_of("-_") + 1;
+      if (name.empty() || last_word < 3 || word.size() < last_word + 2) continue;
+      if (word.substr(0, last_word + 2) != name.substr(0, last_word + 2)) continue;
+      if (found && *found != name) return std::nullopt;  // two options: no guess
+      found = std::string(name);
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 std::optional<std::string> SuggestOption(std::string_view word) {
@@ -41,7 +58,7 @@ std::optional<std::string> SuggestOption(std::string_view word) {
       }
     }
   }
-  return best;
+  return best ? best : SharedStem(word);
 }
 
 }  // namespace cpplaunch

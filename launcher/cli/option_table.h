@@ -72,6 +72,9 @@ struct OptionSpec {
   // flags and options whose default is "not given" (--log-dir) only a note for the help.
   std::string_view default_text;
   std::string_view help;  // one line
+  // Words the shell completion offers for an option without `choices` whose usual values are
+  // known ("static,c10d,..."); the parser does not restrict the value to them.
+  std::string_view completions = {};
 };
 
 // In torchrun's declaration order (argparse's usage order).

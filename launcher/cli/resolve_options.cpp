@@ -80,7 +80,10 @@ int ResolveNproc(const std::string& text, const EnvMap& env, const HostProbe& ho
                (cvd ? "CUDA_VISIBLE_DEVICES=" + *cvd : "CUDA_VISIBLE_DEVICES is not set") + ")");
   }
   if (text == "xpu") ValueError("Xpu is not available.");
-  ValueError("Unsupported nproc_per_node value: " + text);
+  // torchrun's "Unsupported nproc_per_node value" (exit 1) lists nothing; a mistyped value is a
+  // usage error, and the accepted values are the way out.
+  UsageError("argument --nproc-per-node/--nproc_per_node: invalid value: '" + text +
+             "' (give an integer, or auto, cpu or gpu)");
 }
 
 std::chrono::nanoseconds ResolveMonitorInterval(const std::string& text) {
@@ -346,6 +349,19 @@ void AddStandaloneWarning(const LaunchOptions& o, std::vector<std::string>& warn
   }
 }
 
+// torchrun runs a one-node rendezvous through the backend; cpplaunch runs a single-host job
+// (no membership to agree on), so a user who named a backend and an endpoint is told what is
+// and is not used. c10d's endpoint still places the store; etcd's names etcd, unused.
+void AddSingleHostWarning(const LaunchOptions& o, std::vector<std::string>& warnings) {
+  if (o.standalone || o.max_nodes != 1 || o.rdzv_backend == "static") return;
+  if (!o.IsSet("--rdzv-backend") || !o.IsSet("--rdzv-endpoint")) return;
+  const std::string unused = o.rdzv_backend == "c10d"
+                                 ? " is not used, only --rdzv-endpoint's address for the store"
+                                 : " and --rdzv-endpoint are not used";
+  warnings.push_back("--nnodes=1: a single-host job; --rdzv-backend=" + o.rdzv_backend + unused +
+                     " (give --nnodes=1:2 or more for an elastic job)");
+}
+
 // Newer torchrun's warning, word for word.
 void AddWarnings(const LaunchOptions& o, std::vector<std::string>& warnings) {
   if (o.rdzv_backend != "static" && o.rdzv_endpoint.empty() && o.IsSet("--master-addr")) {
@@ -370,6 +386,7 @@ LaunchOptions ResolveOptions(const RawValues& raw, const EnvMap& env, const Host
   ResolveRdzvSettings(raw, env, o);
   AddWarnings(o, warnings);
   AddStandaloneWarning(o, warnings);
+  AddSingleHostWarning(o, warnings);
   return o;
 }
 

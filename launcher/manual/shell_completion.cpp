@@ -25,6 +25,11 @@ std::string Joined(const std::vector<std::string_view>& words, std::string_view 
   return text;
 }
 
+// The words a completion offers: the choices, else the usual values.
+std::string_view OfferedValues(const OptionSpec& spec) {
+  return spec.choices.empty() ? spec.completions : spec.choices;
+}
+
 // "spawn,fork,forkserver" -> "spawn fork forkserver".
 std::string ChoiceWords(std::string_view choices) {
   std::string words(choices);
@@ -48,9 +53,9 @@ std::string AllSpellings(bool valued_only) {
 std::string BashChoiceCases() {
   std::string cases;
   for (const OptionSpec& spec : OptionTable()) {
-    if (spec.choices.empty()) continue;
+    if (OfferedValues(spec).empty()) continue;
     cases += "    " + Joined(SpellingsOf(spec), "|") + ") COMPREPLY=($(compgen -W \"" +
-             ChoiceWords(spec.choices) + "\" -- \"$cur\")) ;;\n";
+             ChoiceWords(OfferedValues(spec)) + "\" -- \"$cur\")) ;;\n";
   }
   return cases;
 }
@@ -94,7 +99,7 @@ std::string ZshSpec(const OptionSpec& spec) {
   spec_text += "'[" + ZshDescription(spec.help) + "]";
   if (TakesValue(spec)) {
     spec_text += ":value:";
-    if (!spec.choices.empty()) spec_text += "(" + ChoiceWords(spec.choices) + ")";
+    if (!OfferedValues(spec).empty()) spec_text += "(" + ChoiceWords(OfferedValues(spec)) + ")";
   }
   return spec_text + "'";
 }

@@ -41,6 +41,27 @@ fs::path MakeUniqueDir(const fs::path& parent, const std::string& prefix) {
   throw SystemError(EEXIST, "no unique directory name under " + parent.string());
 }
 
+// A std::system_error whose what() is the whole operator's line: std::system_error appends
+// the reason last, after which "what to do" could not follow.
+class LogDirError : public std::system_error {
+ public:
+  LogDirError(std::error_code code, std::string line)
+      : std::system_error(code), line_(std::move(line)) {}
+  const char* what() const noexcept override { return line_.c_str(); }
+
+ private:
+  std::string line_;
+};
+
+// One line naming the option, what could not be made and why, and the way out; the raw
+// "filesystem error: cannot create directories" names none of them.
+[[noreturn]] void ThrowLogDirError(const std::string& base, const std::string& problem,
+                                   std::error_code code) {
+  throw LogDirError(code, "--log-dir " + base + ": " + problem + ": " + code.message() +
+                              "; give a directory you can write to, or --log-dir=" +
+                              std::string(LogDir::kDisabled) + " for no log files");
+}
+
 }  // namespace
 
 LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs::path& temp_root) {
@@ -51,19 +72,25 @@ LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs
       return LogDir({}, {}, {});  // no writable temp directory: no error files, as torchrun
     }
   }
-  fs::path root;
-  fs::path temp_base;
   if (base.empty()) {
-    root = MakeUniqueDir(temp_root, "torchelastic_");
-    temp_base = root;
-  } else {
-    root = base;
-    if (fs::exists(root) && !fs::is_directory(root)) {
-      throw SystemError(ENOTDIR, "log_dir: " + base + " is a file");
-    }
-    fs::create_directories(root);
+    const fs::path temp_base = MakeUniqueDir(temp_root, "torchelastic_");
+    return LogDir(MakeUniqueDir(temp_base, std::string(run_id) + "_"), temp_base, {});
   }
-  return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"), temp_base, {});
+  const fs::path root = base;
+  std::error_code ec;
+  if (fs::exists(root, ec) && !fs::is_directory(root, ec)) {
+    ThrowLogDirError(base, "it is a file", std::make_error_code(std::errc::not_a_directory));
+  }
+  try {
+    fs::create_directories(root);
+  } catch (const fs::filesystem_error& e) {
+    ThrowLogDirError(base, "cannot create " + e.path1().string(), e.code());
+  }
+  try {
+    return LogDir(MakeUniqueDir(root, std::string(run_id) + "_"), {}, {});
+  } catch (const std::system_error& e) {
+    ThrowLogDirError(base, "cannot create the run's directory in it", e.code());
+  }
 }
 
 bool LogDir::HoldsFiles() const {

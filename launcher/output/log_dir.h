@@ -25,7 +25,8 @@ class LogDir {
 
   // Creates <base> if missing (or a fresh temp dir when base is empty) and the unique run
   // directory inside it. Throws std::system_error(ENOTDIR) when base names an existing
-  // non-directory, other std::system_error on I/O errors.
+  // non-directory, other std::system_error on I/O errors; for a given base, what() is one
+  // line naming --log-dir, the path, the reason and what to do.
   static LogDir Create(const std::string& base, std::string_view run_id,
                        const std::filesystem::path& temp_root = TempRoot());
 

@@ -373,5 +373,58 @@ class SmallThings(unittest.TestCase):
                 self.assertEqual(os.listdir(tmp), [], r.stderr)
 
 
+class SecondPass(unittest.TestCase):
+    """Issue 27, the first hour's second pass: what the binary says, one line each."""
+
+    def test_single_host_c10d_job_says_so_and_a_second_names_rdzv_endpoint(self):
+        endpoint = f"--rdzv-endpoint=127.0.0.1:{free_port()}"
+        common = ["--nnodes=1", "--nproc-per-node=1", "--rdzv-backend=c10d", endpoint,
+                  "--no-python"]
+        first = subprocess.Popen([CPPLAUNCH, *common, "/bin/sleep", "5"], env=env(),
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(1)
+            second = launch(*common, "/bin/true")
+        finally:
+            first.terminate()
+            _, first_err = first.communicate(timeout=30)
+        self.assertIn("cpplaunch: warning: --nnodes=1: a single-host job; --rdzv-backend=c10d "
+                      "is not used", first_err)
+        self.assertEqual(second.returncode, 1, second.stderr)
+        self.assertIn("Address already in use; the port is --rdzv-endpoint's: give "
+                      "--rdzv-endpoint another HOST:PORT", second.stderr)
+        self.assertNotIn("--master-port", second.stderr)
+
+    def test_did_you_mean_for_a_misspelled_last_word(self):
+        r = launch("--master-adress=10.0.0.1", "--no-python", "/bin/true")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("(did you mean --master-addr?)", r.stderr)
+
+    def test_nproc_per_node_typo_is_a_usage_error_listing_the_values(self):
+        r = launch("--nproc-per-node=4x", "--no-python", "/bin/true")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("invalid value: '4x' (give an integer, or auto, cpu or gpu)", r.stderr)
+
+    def test_log_dir_that_cannot_be_made_names_the_option(self):
+        r = launch("--log-dir=/proc/cpplaunch_e2e/logs", "--no-python", "/bin/true")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = cpplaunch_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("--log-dir /proc/cpplaunch_e2e/logs: cannot create", lines[0])
+        self.assertIn("--log-dir=/dev/null for no log files", lines[0])
+        self.assertNotIn("filesystem error", r.stderr)
+
+    def test_wrong_master_addr_says_how_to_wait_less_in_its_first_line(self):
+        # TEST-NET-1 answers nothing: the agent retries until the timeout (first line after 5 s).
+        r = launch("--nnodes=2", "--node-rank=1", "--master-addr=192.0.2.1",
+                   f"--master-port={free_port()}", "--rdzv-conf=timeout=8",
+                   "--no-python", "/bin/true", env=env(LOGLEVEL="INFO"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        progress = [line for line in r.stderr.splitlines() if "still trying" in line]
+        self.assertTrue(progress, r.stderr)
+        self.assertIn("giving up in", progress[0])
+        self.assertIn("(--rdzv-conf timeout=SECONDS waits less)", progress[0])
+
+
 if __name__ == "__main__":
     unittest.main()

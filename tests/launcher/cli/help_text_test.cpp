@@ -28,6 +28,17 @@ TEST_CASE("help lists every option, dash spelling before the underscore alias") 
   CHECK(help.find("  2  the command line could not be parsed") != std::string::npos);
 }
 
+TEST_CASE("help names every --event-log-handler torchrun has, dynamic_rendezvous too") {
+  const std::string help = HelpText();
+  const size_t at = help.find("--event-log-handler");
+  REQUIRE(at != std::string::npos);
+  const std::string entry = help.substr(at, help.find("--role", at) - at);
+  for (const char* handler : {"null", "console", "dynamic_rendezvous"}) {
+    INFO(handler);
+    CHECK(entry.find(handler) != std::string::npos);
+  }
+}
+
 TEST_CASE("env names follow PET_<DEST>") {
   CHECK(EnvNameFor(SpecFor(OptionId::kNprocPerNode)) == "PET_NPROC_PER_NODE");
   CHECK(EnvNameFor(SpecFor(OptionId::kModule)) == "PET_MODULE");

@@ -13,6 +13,14 @@ TEST_CASE("a mistyped long option gets the nearest spelling") {
   CHECK(SuggestOption("--rdvz-backend=c10d") == std::optional<std::string>("--rdzv-backend"));
 }
 
+TEST_CASE("a misspelled last word still gets the one option whose name it starts like") {
+  // Issue 27: four edits from --master-addr, too many for the edit distance alone.
+  CHECK(SuggestOption("--master-adress=h") == std::optional<std::string>("--master-addr"));
+  CHECK(SuggestOption("--master_adress") == std::optional<std::string>("--master_addr"));
+  // The shared part must reach two letters into the option's last word.
+  CHECK_FALSE(SuggestOption("--master-zzz-thing"));
+}
+
 TEST_CASE("no suggestion for words far from every option, short options or plain words") {
   CHECK_FALSE(SuggestOption("--bogus"));
   CHECK_FALSE(SuggestOption("--completely-unrelated-thing"));

@@ -300,7 +300,6 @@ TEST_CASE("value errors torchrun reports with exit 1") {
   CHECK(ValueError({"--max-restarts=-1", "s"}) == "max_restarts must be non-negative, got -1");
   CHECK(ValueError({"-m", "--no-python", "s"}) ==
         "Don't use both the '--no-python' flag and the '--module' flag at the same time.");
-  CHECK(ValueError({"--nproc-per-node", "many", "s"}) == "Unsupported nproc_per_node value: many");
   CHECK(ValueError({"--nproc-per-node", "0", "s"}).find("at least 1") != std::string::npos);
   CHECK(ValueError({"--nproc-per-node", "xpu", "s"}) == "Xpu is not available.");
   CHECK(ValueError({"--monitor-interval", "0", "s"}).starts_with("--monitor-interval 0"));
@@ -544,6 +543,30 @@ TEST_CASE("options that --standalone replaces are named in a warning") {
         "--standalone picks its own port and run id; ignoring --rdzv-id, "
         "--master-port");
   CHECK(Parse({"--standalone", "s"}).warnings.empty());
+}
+
+TEST_CASE("an unknown --nproc-per-node word is a usage error listing the accepted values") {
+  const std::string expected =
+      "argument --nproc-per-node/--nproc_per_node: invalid value: '4x' (give an integer, or "
+      "auto, cpu or gpu)";
+  CHECK(UsageError({"--nproc-per-node=4x", "s"}) == expected);
+  CHECK(UsageError({"s"}, {{"PET_NPROC_PER_NODE", "4x"}}).starts_with(expected));
+  CHECK(Parse({"--nproc-per-node=many", "s"}).exit_code() == 2);
+}
+
+TEST_CASE("--nnodes=1 with a backend and an endpoint says in one line it is a single-host job") {
+  ParseResult c10d = Parse({"--nnodes=1", "--rdzv-backend=c10d", "--rdzv-endpoint=h:29731", "s"});
+  REQUIRE(c10d.ok());
+  REQUIRE(c10d.warnings.size() == 1);
+  CHECK(c10d.warnings[0] ==
+        "--nnodes=1: a single-host job; --rdzv-backend=c10d is not used, only --rdzv-endpoint's "
+        "address for the store (give --nnodes=1:2 or more for an elastic job)");
+  ParseResult etcd = Parse({"--rdzv-backend=etcd-v3", "--rdzv-endpoint=h:2379", "s"});
+  REQUIRE(etcd.warnings.size() == 1);
+  CHECK(etcd.warnings[0].starts_with(
+      "--nnodes=1: a single-host job; --rdzv-backend=etcd-v3 and --rdzv-endpoint are not used"));
+  CHECK(Parse({"--nnodes=1:2", "--rdzv-backend=c10d", "--rdzv-endpoint=h", "s"}).warnings.empty());
+  CHECK(Parse({"--rdzv-endpoint=h:29731", "s"}).warnings.empty());  // static: the endpoint is used
 }
 
 TEST_CASE("one exit-code mapping: success, usage 2, failure 1") {

@@ -26,6 +26,14 @@ TEST_CASE("bash: every spelling of every option, the valued ones apart, choices 
                  "    --start-method|--start_method) COMPREPLY=($(compgen -W \"spawn fork "
                  "forkserver\" -- \"$cur\")) ;;\n"));
   CHECK(Contains(script, "    --engine) COMPREPLY=($(compgen -W \"auto none slurm mpi k8s\""));
+  // Issue 27: options that take any word still offer their usual values.
+  CHECK(Contains(script,
+                 "    --rdzv-backend|--rdzv_backend) COMPREPLY=($(compgen -W \"static c10d "
+                 "etcd etcd-v2 etcd-v3\" -- \"$cur\")) ;;\n"));
+  CHECK(Contains(script,
+                 "    --nproc-per-node|--nproc_per_node) COMPREPLY=($(compgen -W \"auto "
+                 "cpu gpu\""));
+  CHECK(Contains(script, "compgen -W \"null console dynamic_rendezvous\""));
 }
 
 TEST_CASE("zsh: one _arguments spec per option, all spellings excluding each other") {

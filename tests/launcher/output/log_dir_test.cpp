@@ -140,6 +140,22 @@ TEST_CASE("LogDir refuses a base that is a file", "[launcher][log_dir]") {
     FAIL("no exception");
   } catch (const std::system_error& e) {
     CHECK(e.code().value() == ENOTDIR);
+    CHECK(std::string(e.what()).starts_with("--log-dir " + file.string() + ": it is a file"));
+  }
+}
+
+TEST_CASE("LogDir's error for a directory it cannot create names --log-dir, path and way out",
+          "[launcher][log_dir]") {
+  // Issue 27: a raw "filesystem error: cannot create directories" named no option. /proc
+  // refuses a new directory even to root.
+  try {
+    LogDir::Create("/proc/cpplaunch_log_dir_test/logs", "r");
+    FAIL("no exception");
+  } catch (const std::system_error& e) {
+    CHECK(std::string(e.what()) ==
+          "--log-dir /proc/cpplaunch_log_dir_test/logs: cannot create "
+          "/proc/cpplaunch_log_dir_test/logs: No such file or directory; give a directory you "
+          "can write to, or --log-dir=/dev/null for no log files");
   }
 }
 
