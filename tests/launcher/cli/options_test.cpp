@@ -669,5 +669,25 @@ TEST_CASE("hang timeout: off by default, seconds from the command line or PET_HA
         std::string::npos);
 }
 
+TEST_CASE("status endpoint: off by default; --status-port, or torchrun's health check port") {
+  CHECK_FALSE(Ok({"s"}).status_port.has_value());
+  CHECK(Ok({"s"}).status_addr == "127.0.0.1");
+  CHECK(Ok({"--status-port=8931", "s"}).status_port == 8931);
+  CHECK(Ok({"--status_port", "0", "s"}).status_port == 0);
+  CHECK(Ok({"s"}, {{"PET_STATUS_PORT", "9000"}}).status_port == 9000);
+  CHECK(Ok({"s"}, {{"TORCHELASTIC_HEALTH_CHECK_PORT", "9001"}}).status_port == 9001);
+  CHECK(Ok({"--status-port=9002", "s"}, {{"TORCHELASTIC_HEALTH_CHECK_PORT", "9001"}}).status_port ==
+        9002);
+  CHECK(Ok({"--status-port=1", "--status-addr=::", "s"}).status_addr == "::");
+  CHECK(UsageError({"--status-port=70000", "s"}) ==
+        "--status-port 70000: need a TCP port, 0..65535 (0: a free port)");
+  CHECK(UsageError({"s"}, {{"TORCHELASTIC_HEALTH_CHECK_PORT", "-1"}}) ==
+        "TORCHELASTIC_HEALTH_CHECK_PORT -1: need a TCP port, 0..65535 (0: a free port)");
+  CHECK(UsageError({"--status-port=1", "--status-addr=host-a", "s"}) ==
+        "--status-addr host-a: not a numeric address; give one such as 127.0.0.1, 0.0.0.0 or ::");
+  // Without a port the address is not looked at.
+  CHECK_FALSE(Ok({"--status-addr=host-a", "s"}).status_port.has_value());
+}
+
 }  // namespace
 }  // namespace cpplaunch

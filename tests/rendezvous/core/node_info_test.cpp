@@ -45,6 +45,23 @@ TEST_CASE("NodeInfo carries the rank-0 worker store port; older agents send none
   CHECK(error.find("worker_store_port") != std::string::npos);
 }
 
+TEST_CASE("NodeInfo carries the status endpoint when it serves one", "[rendezvous][node_info]") {
+  NodeInfo info;
+  info.node_id = "_1";
+  info.local_world_size = 1;
+  info.nnodes_min = 1;
+  info.nnodes_max = 1;
+  CHECK(info.Encode().find("status") == std::string::npos);
+  info.status = "[fd00::1]:8931";
+  std::string error;
+  auto decoded = NodeInfo::Decode(info.Encode(), &error);
+  REQUIRE(decoded);
+  CHECK(decoded->status == "[fd00::1]:8931");
+  info.status.assign(300, 'a');
+  CHECK_FALSE(NodeInfo::Decode(info.Encode(), &error));
+  CHECK(error.find("status") != std::string::npos);
+}
+
 TEST_CASE("NnodesText writes --nnodes as N or MIN:MAX", "[rendezvous][node_info]") {
   CHECK(NnodesText(2, 2) == "2");
   CHECK(NnodesText(1, 4) == "1:4");
