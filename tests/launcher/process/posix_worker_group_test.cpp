@@ -106,7 +106,10 @@ TEST_CASE("PosixWorkerGroup launches 8 workers that exit at once quickly", "[lau
   testing::Measured("8 workers: Start() " + std::to_string(testing::Ms(started - start)) +
                     " ms, all reaped and swept " + std::to_string(testing::Ms(done - start)) +
                     " ms");
-  CHECK(done - start < 500ms);  // loose: the 10 ms target is measured by bench/, not here
+  // The figure is for bench/ (about 10 ms plain). The bound only catches an exit found by
+  // polling or by the 5 s kill wait: 562 ms was measured under ASan with the busy loops on a
+  // machine loaded to 10 by parallel builds, so 500 ms was a timing test, not that guard.
+  CHECK(done - start < 2s);
 }
 
 TEST_CASE("StopAll sends the signal, then SIGKILL to a worker that ignores it",
