@@ -554,7 +554,7 @@ TEST_CASE("an unknown --nproc-per-node word is a usage error listing the accepte
   CHECK(Parse({"--nproc-per-node=many", "s"}).exit_code() == 2);
 }
 
-TEST_CASE("--nnodes=1 with a backend and an endpoint says in one line it is a single-host job") {
+TEST_CASE("A single host with a backend and an endpoint (--nnodes=1) says so in one line") {
   ParseResult c10d = Parse({"--nnodes=1", "--rdzv-backend=c10d", "--rdzv-endpoint=h:29731", "s"});
   REQUIRE(c10d.ok());
   REQUIRE(c10d.warnings.size() == 1);
