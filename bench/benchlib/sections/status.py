@@ -52,6 +52,10 @@ def noise(off_s, on_s, ratio_s):
         return None, "one repetition: no spread to judge the noise by"
     if on_s["min"] <= off_s["max"] and off_s["min"] <= on_s["max"]:
         return True, "within noise (the ranges overlap)"
+    if on_s["max"] < off_s["min"]:
+        # The goal bounds what the endpoint costs; a whole range below off's is no cost, and
+        # only says how noisy the machine was.
+        return True, "no cost (every run with the endpoint on was below every run without)"
     spread = (off_s["max"] - off_s["min"]) / off_s["median"]
     if abs(ratio_s["median"] - 1) <= spread:
         return True, f"within noise (ratio within the off runs' spread of {spread * 100:.0f}%)"
