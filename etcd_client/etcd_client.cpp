@@ -7,7 +7,7 @@
 
 #include "etcd_client/etcd_client_impl.h"
 #include "etcd_client/etcd_json.h"
-#include "etcd_client/tls_context.h"
+#include "etcd_client/tls_module.h"
 
 namespace cpplaunch::etcd {
 namespace {

@@ -6,7 +6,6 @@
 // Threads: the executor's thread. Lifetime: shared; every pending coroutine holds it.
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -41,8 +40,8 @@ struct Client::Impl {
 
   boost::asio::any_io_executor executor;
   ClientSettings settings;
-  std::unique_ptr<boost::asio::ssl::context> tls;  // https only
-  size_t preferred = 0;                            // the endpoint that answered last
+  std::shared_ptr<TlsContext> tls;  // https only
+  size_t preferred = 0;             // the endpoint that answered last
   bool closed = false;
 
  private:

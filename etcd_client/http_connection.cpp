@@ -1,20 +1,17 @@
 #include "etcd_client/http_connection.h"
 
-#include <openssl/ssl.h>
-
 #include <array>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 #include <cstdio>
 #include <optional>
 
 #include "base/socket_io.h"
+#include "etcd_client/tls_stream.h"
 
 namespace cpplaunch::etcd {
 namespace {
@@ -22,7 +19,6 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
-namespace ssl = asio::ssl;
 using asio::ip::tcp;
 using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
@@ -42,25 +38,19 @@ std::string Seconds(Clock::duration duration) {
   return text;
 }
 
-bool IsAddress(const std::string& host) {
-  error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
 using PlainStream = beast::tcp_stream;
-using SecureStream = beast::ssl_stream<beast::tcp_stream>;
+using SecureStream = TlsStream;
 using StreamParser = http::response_parser<http::buffer_body>;
 
 }  // namespace
 
 struct HttpConnection::Impl {
-  Impl(asio::any_io_executor ex, Endpoint where, ssl::context* context)
+  Impl(asio::any_io_executor ex, Endpoint where, TlsContext* context)
       : executor(std::move(ex)), endpoint(std::move(where)), tls(context) {}
 
   asio::any_io_executor executor;
   Endpoint endpoint;
-  ssl::context* tls;
+  TlsContext* tls;
   std::optional<PlainStream> plain;
   std::optional<SecureStream> secure;
   beast::flat_buffer buffer;
@@ -70,7 +60,7 @@ struct HttpConnection::Impl {
   bool closed = false;  // Close() was called
   bool used = false;
 
-  beast::tcp_stream& Lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+  beast::tcp_stream& Lowest() { return secure ? secure->next_layer() : *plain; }
 
   void Shut() {
     open = false;
@@ -86,7 +76,8 @@ struct HttpConnection::Impl {
                           ? "no answer within " + Seconds(Clock::now() - started)
                       : ec == http::error::end_of_stream || ec == asio::error::eof
                           ? "the member closed the connection"
-                          : ec.message();
+                      : ec == TlsFailure() && secure ? secure->error()
+                                                     : ec.message();
     Shut();
     return why;
   }
@@ -142,13 +133,8 @@ struct HttpConnection::Impl {
   }
 
   asio::awaitable<std::string> Handshake(Clock::time_point started) {
-    // SNI carries names only; the certificate must name what was connected to.
-    if (!IsAddress(endpoint.host)) {
-      SSL_set_tlsext_host_name(secure->native_handle(), endpoint.host.c_str());
-    }
-    secure->set_verify_callback(ssl::host_name_verification(endpoint.host));
     error_code ec;
-    co_await secure->async_handshake(ssl::stream_base::client, asio::redirect_error(kUse, ec));
+    co_await secure->async_handshake(asio::redirect_error(kUse, ec));
     if (ec) co_return "TLS handshake: " + Why(ec, started);
     co_return "";
   }
@@ -169,7 +155,7 @@ struct HttpConnection::Impl {
   }
 };
 
-HttpConnection::HttpConnection(asio::any_io_executor executor, Endpoint endpoint, ssl::context* tls)
+HttpConnection::HttpConnection(asio::any_io_executor executor, Endpoint endpoint, TlsContext* tls)
     : impl_(std::make_shared<Impl>(std::move(executor), std::move(endpoint), tls)) {}
 
 HttpConnection::~HttpConnection() { Close(); }
@@ -193,7 +179,10 @@ asio::awaitable<std::string> HttpConnection::Connect(Clock::time_point deadline)
   self->plain.reset();
   self->secure.reset();
   if (self->tls) {
-    self->secure.emplace(self->executor, *self->tls);
+    TlsStep error;
+    std::unique_ptr<TlsSession> session(self->tls->NewSession(self->endpoint.host.c_str(), &error));
+    if (!session) co_return std::string("TLS: ") + error.error;
+    self->secure.emplace(self->executor, std::move(session));
   } else {
     self->plain.emplace(self->executor);
   }

@@ -9,13 +9,13 @@
 // Lifetime: Close() ends a pending operation at once (it then reports "closed").
 
 #include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/ssl/context.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 
 #include "base/asio_coroutine.h"
 #include "etcd_client/etcd_types.h"
+#include "etcd_client/tls/tls_session.h"
 
 namespace cpplaunch::etcd {
 
@@ -30,8 +30,7 @@ class HttpConnection {
   };
 
   // `tls`: null for plain http; otherwise borrowed, and must outlive the connection.
-  HttpConnection(boost::asio::any_io_executor executor, Endpoint endpoint,
-                 boost::asio::ssl::context* tls);
+  HttpConnection(boost::asio::any_io_executor executor, Endpoint endpoint, TlsContext* tls);
   ~HttpConnection();
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;

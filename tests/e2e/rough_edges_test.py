@@ -426,5 +426,45 @@ class SecondPass(unittest.TestCase):
         self.assertIn("(--rdzv-conf timeout=SECONDS waits less)", progress[0])
 
 
+class TlsModule(unittest.TestCase):
+    """OpenSSL is in a module loaded for https endpoints only (etcd_client/tls_module.h)."""
+
+    def etcd_https(self, conf, **extra):
+        # Port 9 on loopback: nothing listens; the TLS set-up fails before any connection.
+        return launch("--nnodes=1:2", "--rdzv-backend=etcd-v3", "--rdzv-endpoint=127.0.0.1:9",
+                      f"--rdzv-conf=protocol=https,{conf}", "--no-python", "/bin/true",
+                      env=env(**extra))
+
+    def test_a_missing_module_is_one_line_with_the_fix(self):
+        r = self.etcd_https("cacert=/etc/hostname", CPPLAUNCH_TLS_MODULE="/nonexistent/libtls.so")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = cpplaunch_lines(r.stderr)
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("https to etcd needs cpplaunch's TLS module, which cannot be loaded "
+                      "(/nonexistent/libtls.so: cannot open shared object file", lines[0])
+        self.assertIn("set CPPLAUNCH_TLS_MODULE to its path", lines[0])
+
+    def test_files_the_module_cannot_use_are_named_with_the_cause(self):
+        for conf, expected in (
+                ("cacert=/nonexistent.pem", "the etcd CA file '/nonexistent.pem': No such file"),
+                ("cacert=/etc/hostname", "the etcd CA file '/etc/hostname': no certificate"),
+                ("cert=/etc/hostname,key=/etc/hostname",
+                 "the etcd client certificate '/etc/hostname': not a PEM file"),
+        ):
+            r = self.etcd_https(conf)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            lines = cpplaunch_lines(r.stderr)
+            self.assertEqual(len(lines), 1, r.stderr)
+            self.assertIn("cannot use " + expected, lines[0])
+
+    def test_a_plain_job_does_not_load_openssl(self):
+        # The module is found beside the build's programs, yet a job that uses no https maps
+        # neither it nor OpenSSL.
+        script = "grep -c -E 'libssl|libcrypto|libcpplaunch-tls' /proc/$PPID/maps || true"
+        r = launch("--nproc-per-node=1", "--no-python", "/bin/sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "0", r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -70,7 +70,8 @@ class PackageContentsTest(unittest.TestCase):
     def test_control_file(self):
         self.assertEqual(field("Package"), "cpplaunch")
         depends = {d.strip().split(" ")[0] for d in field("Depends").split(",")}
-        # From dpkg-shlibdeps: OpenSSL (etcd over https) and the C and C++ runtimes.
+        # From dpkg-shlibdeps: OpenSSL (the TLS module's, for etcd over https) and the C and C++
+        # runtimes.
         for prefix in ("libc6", "libstdc++6", "libgcc-s1", "libssl3"):
             self.assertTrue(any(d.startswith(prefix) for d in depends), (prefix, depends))
         # No longer linked (each shared library costs every launch its loading).
@@ -90,7 +91,8 @@ class PackageContentsTest(unittest.TestCase):
                          "usr/share/doc/cpplaunch/copyright", "usr/share/doc/cpplaunch/changelog.gz",
                          "usr/share/doc/cpplaunch/README.md", "usr/share/doc/cpplaunch/ci.md",
                          "usr/share/doc/cpplaunch/user-guide.md",
-                         "usr/share/doc/cpplaunch/engines/slurm.md"):
+                         "usr/share/doc/cpplaunch/engines/slurm.md",
+                         "usr/lib/cpplaunch/modules/libcpplaunch-tls.so"):
             self.assertTrue(os.path.isfile(self.path(relative)), relative)
         self.assertEqual(os.readlink(self.path("usr/lib/cpplaunch/bin/torchrun")),
                          "../../../bin/cpplaunch")
@@ -104,6 +106,17 @@ class PackageContentsTest(unittest.TestCase):
         size = os.path.getsize(self.path("usr/bin/cpplaunch"))
         print(f"usr/bin/cpplaunch: {size / 1e6:.2f} MB", file=sys.stderr)
         self.assertLess(size, 8_000_000)
+
+    def test_only_the_tls_module_loads_openssl(self):
+        # Every launch would pay for loading libssl and libcrypto; only https to etcd needs them.
+        def needed(relative):
+            dynamic = run(["readelf", "-d", "-W", self.path(relative)]).stdout
+            return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+        for program in ("cpplaunch", "cpplaunch-store", "cpplaunch-status"):
+            libraries = needed("usr/bin/" + program)
+            self.assertTrue(libraries, program)
+            self.assertFalse([n for n in libraries if "ssl" in n or "crypto" in n], (program, libraries))
+        self.assertIn("libssl.so.3", needed("usr/lib/cpplaunch/modules/libcpplaunch-tls.so"))
 
     def test_extracted_program_runs(self):
         out = run([self.path("usr/bin/cpplaunch"), "--version"])

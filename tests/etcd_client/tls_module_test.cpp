@@ -1,6 +1,6 @@
 // https to a real etcd member that requires client certificates (made by openssl in
 // tests/etcd/etcd_cluster.py), started once for this file.
-#include "etcd_client/tls_context.h"
+#include "etcd_client/tls_module.h"
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
