@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "base/version.h"
 #include "launcher/agent/agent.h"
 #include "launcher/cli/options.h"
+#include "launcher/interpreter/worker_python.h"
 #include "launcher/process/job_sentinel.h"
 #include "launcher/process/posix_sys.h"
 #include "worker_env/env_map.h"
@@ -57,6 +59,21 @@ void PrintParseOutcome(const cpplaunch::ParseResult& parsed) {
   }
 }
 
+// The workers' Python when PYTHON_EXEC is unset, chosen once, before the agent: argv[0] says
+// whether this is the drop-in torchrun. A choice other than python3 from PATH is said here.
+void ChooseWorkerPython(cpplaunch::LaunchOptions& options, const char* argv0,
+                        const cpplaunch::EnvMap& env) {
+  std::error_code ec;
+  cpplaunch::PythonQuery query{
+      argv0 != nullptr ? argv0 : "",     options.no_python, options.module, options.training_script,
+      std::filesystem::current_path(ec), "/proc/self/exe"};
+  const auto choice = cpplaunch::ChooseWorkerPython(query, env);
+  if (!choice) return;
+  options.python = choice->program;
+  options.python_origin = choice->origin;
+  if (!choice->note.empty()) std::fprintf(stderr, "cpplaunch: %s\n", choice->note.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,7 +97,9 @@ int main(int argc, char** argv) {
   try {
     // Before any thread or socket exists: the sentinel kills the job if this process dies.
     std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
-    Agent agent(parsed.options, env, sentinel.get());
+    LaunchOptions options = parsed.options;
+    ChooseWorkerPython(options, argv[0], env);
+    Agent agent(options, env, sentinel.get());
     return agent.Run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cpplaunch: error: %s\n", e.what());

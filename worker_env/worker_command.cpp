@@ -8,9 +8,10 @@ namespace {
 
 // An empty PYTHON_EXEC counts as unset: an empty argv[0] cannot be executed, and there is no
 // sys.executable to stand in for it as torchrun has.
-std::string PythonProgram(const EnvMap& agent_env) {
+std::string PythonProgram(const EnvMap& agent_env, const CommandSpec& spec) {
   auto exec = Lookup(agent_env, env_names::kPythonExec);
-  return exec && !exec->empty() ? *exec : std::string(kDefaultPython);
+  if (exec && !exec->empty()) return *exec;
+  return spec.python.empty() ? std::string(kDefaultPython) : spec.python;
 }
 
 // What torchrun hands to its entrypoint before macro substitution.
@@ -29,7 +30,7 @@ std::vector<std::string> UnsubstitutedArgs(const CommandSpec& spec) {
 
 WorkerCommand BuildWorkerCommand(const EnvMap& agent_env, const CommandSpec& spec, int local_rank) {
   WorkerCommand command;
-  command.argv.push_back(spec.no_python ? spec.training_script : PythonProgram(agent_env));
+  command.argv.push_back(spec.no_python ? spec.training_script : PythonProgram(agent_env, spec));
   for (const std::string& arg : UnsubstitutedArgs(spec)) {
     command.argv.push_back(SubstituteLocalRank(arg, local_rank));
   }

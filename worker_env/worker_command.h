@@ -5,8 +5,9 @@
 //   --module      [python, "-u", "-m", module, args...]
 //   --no-python   [script, args...]
 //
-// python is PYTHON_EXEC from the agent's environment, else "python3" (torchrun uses its
-// own sys.executable; the spawner resolves "python3" on PATH like execvp). Everything
+// python is PYTHON_EXEC from the agent's environment, else the spec's `python` (the interpreter
+// the launcher chose, launcher/interpreter/), else "python3" (torchrun uses its own
+// sys.executable; the spawner resolves "python3" on PATH like execvp). Everything
 // after the program goes through SubstituteLocalRank, as torchrun's macro substitution
 // does: in python mode that includes the script or module name, in --no-python mode the
 // program itself is left as typed.
@@ -23,6 +24,7 @@ struct CommandSpec {
   std::vector<std::string> training_script_args;
   bool module = false;
   bool no_python = false;
+  std::string python;  // the interpreter chosen when PYTHON_EXEC is unset; "" = "python3"
 };
 
 struct WorkerCommand {

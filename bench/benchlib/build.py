@@ -9,7 +9,7 @@ from .config import ROOT
 from .running import log
 
 WANTED = ["cpplaunch", "cpplaunch-store", "bench_worker", "proc_run", "store_load",
-          "libtorch_store_server", "spawn_cost", "trainer", "rendezvous_sim"]
+          "libtorch_store_server", "spawn_cost", "interpreter_cost", "trainer", "rendezvous_sim"]
 HELPERS = ("bench_worker", "proc_run", "store_load")  # the benchmarks cannot run without these
 
 

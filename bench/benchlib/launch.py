@@ -26,6 +26,10 @@ def measure(b):
         spawn = measure_spawn_cost(b)
         if spawn is not None:
             out["raw"]["spawn_cost"] = spawn
+    if b.tool("interpreter_cost"):
+        choice = measure_interpreter_cost(b)
+        if choice is not None:
+            out["raw"]["interpreter_cost"] = choice
     return out
 
 
@@ -106,6 +110,24 @@ def phases_once(b, argv):
         return None
     return {"first": (starts[0] - r["t_fork_ns"]) / 1e6, "spread": (starts[-1] - starts[0]) / 1e6,
             "exit": (r["t_exit_ns"] - starts[-1]) / 1e6, "total": r["wall_ms"]}
+
+
+def measure_interpreter_cost(b):
+    """bench/interpreter_cost's JSON: choosing the workers' Python, with a venv without torch
+    first on PATH (a link to the system's python3 beside a pyvenv.cfg); None if unreadable."""
+    venv = b.scratch / "venv-without-torch"
+    shutil.rmtree(venv, ignore_errors=True)
+    (venv / "bin").mkdir(parents=True)
+    real = os.path.realpath("/usr/bin/python3")
+    (venv / "bin" / "python3").symlink_to(real)
+    (venv / "pyvenv.cfg").write_text(f"home = {os.path.dirname(real)}\n"
+                                     "include-system-site-packages = false\n")
+    out = subprocess.run([b.bin["interpreter_cost"], str(b.reps(50, 200)), str(venv / "bin")],
+                         capture_output=True, text=True, timeout=120)
+    try:
+        return json.loads(out.stdout)
+    except json.JSONDecodeError:
+        return None
 
 
 def measure_spawn_cost(b):

@@ -5,6 +5,8 @@
 //   Watchdog         TORCHELASTIC_ENABLE_FILE_TIMER=1: the file-timer server, told of each
 //                    attempt and exit; its kills go to the event log, then to the console
 //   FailureReporter  the failed lines, the failure summary, the hints, the agent's error file
+//   LoopbackListener a job across hosts whose host name resolves to loopback: the warning at
+//                    start, and the cause named after gloo's refused connect
 //   StatusListener   --status-port: the HTTP endpoint (health, readiness, status, metrics)
 // A new listener is added here; the agent does not change.
 // Threads: the agent's loop thread.

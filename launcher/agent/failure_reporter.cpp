@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "base/executable_search.h"
+#include "launcher/diagnosis/full_disk.h"
 #include "launcher/diagnosis/libuv_hint.h"
 #include "launcher/diagnosis/stderr_tail.h"
 #include "launcher/job/worker_specs.h"
@@ -59,6 +60,11 @@ void FailureReporter::ReportFinal(const FailureFindings& findings, const Attempt
     }
   }
   console_.err().Write(findings.hang_report);
+  // The log files' file system filled up: the workers could say nothing, this says why.
+  if (logs_.HoldsFiles()) {
+    const auto dir = logs_.AttemptDir(restart_count);
+    if (auto note = FullDiskNote(dir, FreeBytes(dir))) console_.Say(*note);
+  }
   SayLibuvHint(findings.failures, restart_count);
   SayInterpreterHint(findings, decided.round, restart_count, interpreter);
   WriteAgentErrorFile(root, entrypoint, summary);
@@ -88,7 +94,7 @@ void FailureReporter::SayLibuvHint(const std::vector<WorkerFailure>& failures, i
   if (auto hint = LibuvHint(texts, options_.worker_store)) console_.Say(*hint);
 }
 
-// Every worker failed at once, alike: perhaps the wrong python (a venv's, pyenv's).
+// Every worker failed at once, alike, and said why: the wrong python (a venv's, pyenv's).
 void FailureReporter::SayInterpreterHint(const FailureFindings& findings, const Round& round,
                                          int restart_count, const Interpreter& interpreter) {
   if (options_.no_python) return;
@@ -98,8 +104,12 @@ void FailureReporter::SayInterpreterHint(const FailureFindings& findings, const 
         FailureText(failure, logs_.StderrLog(restart_count, failure.record.local_rank)));
   }
   const auto workers = static_cast<std::size_t>(round.layout.local_world_size);
+  // What the job needs its interpreter to have: torch, and the package -m runs.
+  std::vector<std::string> modules{"torch"};
+  if (options_.module)
+    modules.push_back(options_.training_script.substr(0, options_.training_script.find('.')));
   if (auto hint = InterpreterHint(findings.records, workers, findings.attempt_started, texts,
-                                  interpreter)) {
+                                  interpreter, modules)) {
     console_.Say(*hint);
   }
 }
@@ -122,6 +132,9 @@ Interpreter FailureReporter::WorkerInterpreter() const {
   interpreter.program = WorkerArgv(options_, env_, 0).front();
   const auto exec = Lookup(env_, env_names::kPythonExec);
   interpreter.from_python_exec = !options_.no_python && exec && !exec->empty();
+  if (!interpreter.from_python_exec && !options_.no_python) {
+    interpreter.origin = options_.python_origin;
+  }
   const auto path = Lookup(env_, "PATH");
   interpreter.resolved =
       FindExecutable(interpreter.program, path ? path->c_str() : nullptr).found.value_or("");

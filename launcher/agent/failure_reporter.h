@@ -5,8 +5,9 @@
 //   then, for the final report only: where the workers' log and error files are, the failure
 //   summary (torchrun's ChildFailedError box; failure_report.h) followed by the agent's log
 //   files cut short and the watchdog's kills, the root cause's stderr tail when it wrote no
-//   error file, where each rank was stuck after a hang, the libuv and interpreter hints, and the
-//   agent's own error file when its parent asked for one (TORCHELASTIC_ERROR_FILE).
+//   error file, where each rank was stuck after a hang, a full disk under the log files, the
+//   libuv and interpreter hints, and the agent's own error file when its parent asked for one
+//   (TORCHELASTIC_ERROR_FILE).
 // A report that is not final shows only the failed lines and the hang's block.
 // Threads: the agent's loop thread; reads the workers' logs and error files, never throws.
 

@@ -80,8 +80,9 @@ std::string HelpText() {
       "                                  $local_rank and ${local_rank} are replaced\n"
       "                                  and $$ becomes $\n\n"
       "The workers run PYTHON_EXEC from the environment, else the python3 found on\n"
-      "PATH (a venv's or pyenv's python3 when that comes first); a failure summary\n"
-      "names the interpreter that ran them. --no-python runs the script itself.\n\n"
+      "PATH, or when that one has no torch another python3 that has it (said in one\n"
+      "line); as the drop-in torchrun, the interpreter of the torchrun it shadows.\n"
+      "--no-python runs the script itself.\n\n"
       "options:\n";
   for (const OptionSpec& spec : OptionTable()) text += OptionEntry(spec);
   text +=

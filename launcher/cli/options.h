@@ -69,6 +69,10 @@ struct LaunchOptions {
   bool module = false;  // -m
   bool no_python = false;
   bool run_path = false;
+  // The workers' interpreter when PYTHON_EXEC is unset, as main chose it before the agent
+  // (launcher/interpreter/): "" = "python3" on PATH; `python_origin` says why, for the hints.
+  std::string python;
+  std::string python_origin;
   std::optional<std::string> log_dir;  // nullopt = a new temp dir; "/dev/null" = no files
   StdSpec redirects;                   // -r
   StdSpec tee;                         // -t

@@ -73,7 +73,7 @@ WorkerStreams Streams(const LaunchOptions& options, const EnvMap& agent_env,
 
 CommandSpec WorkerCommandSpec(const LaunchOptions& options) {
   CommandSpec spec{options.training_script, options.training_script_args, options.module,
-                   options.no_python};
+                   options.no_python, options.python};
   // torch.distributed.launch (1.x) puts it first among the script's arguments, as a macro
   // that the $local_rank substitution fills in.
   if (options.legacy_launch && !options.use_env) {

@@ -64,7 +64,10 @@ Every option except \fB\-\-logs\-specs\fR, \fB\-\-numa\-binding\fR and \fB\-\-ve
 its default from the PET_ variable named beside it above; the command line wins.
 .TP
 .B PYTHON_EXEC
-The interpreter that runs the training script (default: \fBpython3\fR from PATH).
+The interpreter that runs the training script. Unset: \fBpython3\fR from PATH, or, when that
+one has no torch, another \fBpython3\fR on PATH (or \fB/usr/bin/python3\fR) that has it, said
+in one line; as the drop\-in \fBtorchrun\fR, the interpreter on the #! line of the
+\fBtorchrun\fR it shadows.
 .TP
 .B TORCH_ELASTIC_SHUTDOWN_TIMEOUT
 Default of \fB\-\-shutdown\-timeout\fR.

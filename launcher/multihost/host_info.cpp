@@ -1,5 +1,6 @@
 #include "launcher/multihost/host_info.h"
 
+#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -30,6 +31,51 @@ std::string FullyQualifiedHostName() {
     freeaddrinfo(result);
   }
   return fqdn;
+}
+
+namespace {
+
+// The numeric text of an IPv4 or IPv6 socket address, "" for another family.
+std::string Numeric(const sockaddr* address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(address);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text)) != nullptr) return text;
+  } else if (address->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(address);
+    if (::inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text)) != nullptr) return text;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> HostNameAddresses() {
+  char name[HOST_NAME_MAX + 1] = {};
+  std::vector<std::string> found;
+  if (gethostname(name, sizeof(name) - 1) != 0) return found;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* result = nullptr;
+  if (::getaddrinfo(name, nullptr, &hints, &result) != 0) return found;
+  for (addrinfo* a = result; a != nullptr; a = a->ai_next) {
+    std::string text = Numeric(a->ai_addr);
+    if (!text.empty()) found.push_back(std::move(text));
+  }
+  ::freeaddrinfo(result);
+  return found;
+}
+
+std::string InterfaceOf(const std::string& numeric) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string name;
+  for (ifaddrs* i = interfaces; i != nullptr && name.empty(); i = i->ifa_next) {
+    if (i->ifa_addr != nullptr && Numeric(i->ifa_addr) == numeric) name = i->ifa_name;
+  }
+  ::freeifaddrs(interfaces);
+  return name;
 }
 
 bool IsLocalAddress(const std::string& host) {

@@ -4,6 +4,7 @@
 // lists its interfaces. Both block on the resolver.
 
 #include <string>
+#include <vector>
 
 namespace cpplaunch {
 
@@ -15,5 +16,12 @@ std::string FullyQualifiedHostName();
 // resolves `host` (getaddrinfo) and compares with getifaddrs(). False when it does not
 // resolve. The real LocalAddressTest of multi_host_plan.h.
 bool IsLocalAddress(const std::string& host);
+
+// What gethostname() resolves to (getaddrinfo, the resolver's order), numeric; empty when it
+// does not resolve. The address gloo in the workers binds and advertises is the first.
+std::vector<std::string> HostNameAddresses();
+
+// The name of the interface that holds `numeric` ("eth0"), or "" when none does.
+std::string InterfaceOf(const std::string& numeric);
 
 }  // namespace cpplaunch

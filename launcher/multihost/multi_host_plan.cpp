@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "launcher/multihost/command_digest.h"
 #include "launcher/multihost/etcd_plan.h"
 #include "launcher/multihost/store_endpoint.h"
 
@@ -75,6 +76,7 @@ void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid
   r.max_nodes = o.max_nodes;
   r.node_rank = o.node_rank;
   r.max_restarts = o.max_restarts;
+  r.command_digest = CommandDigest(o);
   r.store_host = plan->store_host;
   r.store_port = plan->store_port;
   r.master_addr = plan->store_host;

@@ -20,7 +20,9 @@ bool ToInt(std::string_view text, int64_t min, int64_t max, int64_t* out) {
 
 std::optional<QueuedJoin> ParseLine(std::string_view line) {
   const std::vector<std::string_view> f = Split(line, ',');
-  if (f.size() != 7 || f[0].empty() || f[0].size() > record_limits::kMaxNodeIdBytes) {
+  if ((f.size() != 7 && f.size() != 8) || f[0].empty() ||
+      f[0].size() > record_limits::kMaxNodeIdBytes ||
+      (f.size() == 8 && f[7].size() > record_limits::kMaxCommandDigestBytes)) {
     return std::nullopt;
   }
   int64_t attempt, min_nodes, max_nodes, last_call, min_round, restart;
@@ -40,6 +42,7 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
   join.request.last_call_timeout = std::chrono::milliseconds(last_call);
   join.request.min_round = min_round;
   join.request.restart_count = static_cast<int>(restart);
+  if (f.size() == 8) join.request.command_digest = std::string(f[7]);
   return join;
 }
 
@@ -49,7 +52,8 @@ std::string EncodeJoinLine(const QueuedJoin& join) {
   const JoinRequest& r = join.request;
   return r.node_id + "," + std::to_string(join.attempt) + "," + std::to_string(r.min_nodes) + "," +
          std::to_string(r.max_nodes) + "," + std::to_string(r.last_call_timeout.count()) + "," +
-         std::to_string(r.min_round) + "," + std::to_string(r.restart_count) + "\n";
+         std::to_string(r.min_round) + "," + std::to_string(r.restart_count) +
+         (r.command_digest.empty() ? "" : "," + r.command_digest) + "\n";
 }
 
 std::optional<std::vector<QueuedJoin>> ParseJoinQueue(std::string_view queue, int64_t skip,

@@ -19,6 +19,7 @@ JoinRequest JoinRequestFor(const RendezvousSettings& settings,
   me.node_id = settings.self.node_id;
   me.min_nodes = settings.min_nodes;
   me.max_nodes = settings.max_nodes;
+  me.command_digest = settings.command_digest;
   me.last_call_timeout = settings.last_call_timeout;
   me.min_round = previous ? previous->round + 1 : 0;
   me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;

@@ -47,8 +47,11 @@ struct RendezvousSettings {
   std::string run_id = "none";
   int min_nodes = 1;
   int max_nodes = 1;
-  int node_rank = 0;       // static only
-  int max_restarts = 0;    // checked against the other hosts'
+  int node_rank = 0;     // static only
+  int max_restarts = 0;  // checked against the other hosts'
+  // A digest of the command the workers run, checked against the first host's: a job that
+  // shares another's --rdzv-id is refused instead of joining it. "" = not compared.
+  std::string command_digest;
   std::string store_host;  // where the agents' store listens (numeric or name)
   int store_port = 0;
   std::string master_addr;  // what workers get as MASTER_ADDR / MASTER_PORT

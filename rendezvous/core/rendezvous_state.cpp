@@ -105,6 +105,12 @@ JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t
   return Write(std::move(next));
 }
 
+// An agent or a state without a digest (one that predates it) is not compared.
+bool OfTheSameCommand(const RendezvousState& state, const JoinRequest& me) {
+  return state.command_digest.empty() || me.command_digest.empty() ||
+         state.command_digest == me.command_digest;
+}
+
 RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
   RendezvousState next;
   next.version = old.version;
@@ -113,6 +119,7 @@ RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
   next.restart_count = std::max(old.restart_count, me.restart_count);
   next.min_nodes = old.min_nodes;
   next.max_nodes = old.max_nodes;
+  next.command_digest = old.command_digest;
   next.admitted = old.admitted;  // the join queue's lines stay applied
   return next;
 }
@@ -176,6 +183,7 @@ std::string RendezvousState::Encode() const {
       .Add("wait_list", Join(wait_list))
       .Add("closed_reason", closed_reason)
       .AddInt("admitted", admitted);
+  if (!command_digest.empty()) out.Add("command_digest", command_digest);
   return out.text();
 }
 
@@ -203,6 +211,10 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
   }
   if (!fields->Text("admitted").empty() &&
       !fields->GetInt64In("admitted", 0, INT64_MAX, &state.admitted, error)) {
+    return std::nullopt;
+  }
+  if (!fields->GetText("command_digest", limits::kMaxCommandDigestBytes, &state.command_digest,
+                       error)) {
     return std::nullopt;
   }
   state.complete = complete != 0;
@@ -237,6 +249,7 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
     fresh.restart_count = me.restart_count;
     fresh.min_nodes = me.min_nodes;
     fresh.max_nodes = me.max_nodes;
+    fresh.command_digest = me.command_digest;
     return AddParticipant(std::move(fresh), me, now_ms);
   }
   const RendezvousState& state = *current;
@@ -256,6 +269,15 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
         "this host was started with --nnodes=" + NnodesText(me.min_nodes, me.max_nodes) +
         " but the job's rendezvous uses --nnodes=" + NnodesText(state.min_nodes, state.max_nodes) +
         " (set by the first host that joined)";
+    return decision;
+  }
+  if (!OfTheSameCommand(state, me)) {
+    JoinDecision decision;
+    decision.action = JoinAction::kMismatch;
+    decision.next = state;
+    decision.message =
+        "this host's workers run another command (script or arguments) than the job's first "
+        "host's: two jobs with the same --rdzv-id? give each job its own --rdzv-id";
     return decision;
   }
   if (state.round < me.min_round) return AddParticipant(NewRound(state, me), me, now_ms);
@@ -320,7 +342,10 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
   auto size = static_cast<int>(s.participants.size());
   for (size_t i = first; i < requests.size(); ++i) {
     const JoinRequest& r = requests[i];
-    if (s.closed || s.min_nodes != r.min_nodes || s.max_nodes != r.max_nodes) continue;
+    if (s.closed || s.min_nodes != r.min_nodes || s.max_nodes != r.max_nodes ||
+        !OfTheSameCommand(s, r)) {
+      continue;  // DecideJoin refuses it, on the joiner's side
+    }
     if (s.round < r.min_round) {
       // A restarted host opens the next round, as DecideJoin would; whoever joined the old one
       // in this batch must look again.

@@ -47,6 +47,10 @@ struct RendezvousState {
   // Lines of the join queue (join_queue.h) applied so far by AdmitJoins. Optional on the wire
   // (0 when absent).
   int64_t admitted = 0;
+  // The worker command's digest, recorded by the first node and checked against every later
+  // node's, as min_nodes is: two jobs that share a --rdzv-id must not train together. Optional
+  // on the wire ("" when absent: not compared).
+  std::string command_digest;
 
   // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
   std::string Encode() const;
@@ -71,6 +75,8 @@ struct JoinRequest {
   // Restart count this node asks for when it opens or joins a new round (previous count + 1
   // after a failure, the same count after a membership change). The highest request wins.
   int restart_count = 0;
+  // The digest of the command this node's workers run ("" = not compared).
+  std::string command_digest;
 };
 
 enum class JoinAction {

@@ -47,11 +47,35 @@ class CiExampleTest(unittest.TestCase):
         os.mkdir(self.dropin)
         os.symlink(CPPLAUNCH, os.path.join(self.dropin, "torchrun"))
 
-    def run_block(self, block, **env):
+    def run_block(self, block, python_exec=PYTHON, **env):
         script = "set -e\n" + block.replace("/usr/lib/cpplaunch/bin", self.dropin)
+        environment = clean_env(**env)
+        environment.pop("PYTHON_EXEC", None)
+        if python_exec:
+            environment["PYTHON_EXEC"] = python_exec
         return subprocess.run(
             ["bash", "--norc", "--noprofile", "-c", script], cwd=self.work, capture_output=True,
-            text=True, timeout=240, env=clean_env(PYTHON_EXEC=PYTHON, **env))
+            text=True, timeout=240, env=environment)
+
+    def test_documented_block_with_a_python3_without_torch_first_on_path(self):
+        # pyenv, setup-python or a venv first on PATH: the drop-in still runs the workers with
+        # the interpreter of the torchrun it shadows (python3-torch's /usr/bin/torchrun).
+        if not os.path.exists("/usr/bin/torchrun"):
+            self.skipTest("needs python3-torch's /usr/bin/torchrun")
+        venv = os.path.join(self.work, "venv")
+        os.makedirs(os.path.join(venv, "bin"))
+        real = os.path.realpath(PYTHON)
+        os.symlink(real, os.path.join(venv, "bin", "python3"))
+        with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
+            f.write(f"home = {os.path.dirname(real)}\ninclude-system-site-packages = false\n")
+        bare = subprocess.run([os.path.join(venv, "bin", "python3"), "-c", "import torch"],
+                              capture_output=True)
+        self.assertNotEqual(bare.returncode, 0, "the venv's python3 must lack torch")
+        out = self.run_block(documented_block(), python_exec=None,
+                             PATH=f"{venv}/bin:/usr/bin:/bin")
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        for rank in (0, 1):
+            self.assertRegex(out.stdout, rf"\[default{rank}\]:3 passed")
 
     def test_documented_block_passes_with_reports_and_logs(self):
         out = self.run_block(documented_block())

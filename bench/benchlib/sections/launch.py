@@ -106,6 +106,19 @@ def add_spawn_cost(sec, r):
     sec["text"].append(SPAWN)
 
 
+def add_interpreter_cost(sec, r):
+    rows = [[c["case"], c["choice"], f"{c['median_us'] / 1000:.3f}", f"{c['max_us'] / 1000:.3f}"]
+            for c in r["cases"]]
+    sec["tables"].append((["choosing the workers' Python (PYTHON_EXEC unset)", "chosen",
+                           "median ms", "max ms"], rows))
+    sec["text"].append(
+        f"The last table comes from `bench/interpreter_cost` ({r['runs']} runs per case): what "
+        "choosing the workers' interpreter costs each launch that runs a Python script without "
+        "PYTHON_EXEC. It reads files only (a pyenv shim's version, a venv's pyvenv.cfg, the "
+        "module search dirs, the shadowed torchrun's #! line) and never starts Python; the "
+        "budget is 5 ms.")
+
+
 def build(b, data):
     raw, ns = data["raw"]["launch"], data["ns"]
     sec = {"title": "1. Launch overhead", "id": "launch",
@@ -119,6 +132,8 @@ def build(b, data):
     add_phases(sec, data["raw"]["launch_phases"])
     if "spawn_cost" in data["raw"]:
         add_spawn_cost(sec, data["raw"]["spawn_cost"])
+    if "interpreter_cost" in data["raw"]:
+        add_interpreter_cost(sec, data["raw"]["interpreter_cost"])
     sec["plots"] = [plot_lines(b, "launch", "Launch overhead: N workers running /bin/true",
                                "workers (N)", "wall time, ms (log scale)",
                                {label: [(n, raw[str(n)][label]["wall_ms"]) for n in ns] for label in raw["1"]},

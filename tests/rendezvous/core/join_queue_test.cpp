@@ -21,7 +21,9 @@ TEST_CASE("Join queue lines survive an encode/parse round trip", "[rendezvous][j
   QueuedJoin a{Request("10.0.0.1_42", 2, 4, 3), 7};
   a.request.restart_count = 2;
   QueuedJoin b{Request("[fe80::1%eth0]_43", 1, 1), 1};
+  b.request.command_digest = "0123456789abcdef";
   const std::string queue = EncodeJoinLine(a) + EncodeJoinLine(b);
+  CHECK(EncodeJoinLine(b) == "[fe80::1%eth0]_43,1,1,1,30000,0,0,0123456789abcdef\n");
   std::string error;
   auto all = ParseJoinQueue(queue, 0, &error);
   REQUIRE(all);
@@ -108,6 +110,16 @@ TEST_CASE("AdmitJoins leaves mismatches, closed jobs and complete rounds to thei
   current.closed = true;
   Admission closed = AdmitJoins(current, {Request("c", 2, 2)}, 0);
   CHECK(closed.admitted == std::vector<bool>{false});
+  // Another job's command (the same --rdzv-id): left for DecideJoin to refuse.
+  current.closed = false;
+  current.min_nodes = 1;
+  current.command_digest = "0123456789abcdef";
+  JoinRequest stranger = Request("e", 1, 2);
+  stranger.command_digest = "fedcba9876543210";
+  JoinRequest fellow = Request("f", 1, 2);
+  fellow.command_digest = "0123456789abcdef";
+  Admission mixed = AdmitJoins(current, {stranger, fellow}, 0);
+  CHECK(mixed.admitted == std::vector<bool>{false, true});
 }
 
 TEST_CASE("AdmitJoins lets a restarted host open the next round, and the rest join it",

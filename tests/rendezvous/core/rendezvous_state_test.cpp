@@ -235,6 +235,32 @@ TEST_CASE("A node with a different --nnodes is refused with both values", "[rend
   CHECK(refused.message.find("--nnodes=2") != std::string::npos);
 }
 
+TEST_CASE("A node whose workers run another command is refused; one without a digest is not",
+          "[rendezvous][state]") {
+  Table table;
+  JoinRequest first = Node("a", 1, 2);
+  first.command_digest = "0123456789abcdef";
+  table.Step(first, 0);
+  CHECK(table.state->command_digest == "0123456789abcdef");
+  JoinRequest other = Node("b", 1, 2);
+  other.command_digest = "fedcba9876543210";
+  JoinDecision refused = table.Step(other, 0);
+  REQUIRE(refused.action == JoinAction::kMismatch);
+  CHECK(refused.message ==
+        "this host's workers run another command (script or arguments) than the job's first "
+        "host's: two jobs with the same --rdzv-id? give each job its own --rdzv-id");
+  // The digest survives the store and a new round.
+  std::string error;
+  auto decoded = RendezvousState::Decode(table.state->Encode(), &error);
+  REQUIRE(decoded);
+  CHECK(decoded->command_digest == "0123456789abcdef");
+  // An agent that predates the digest (or a state without one) is not compared.
+  CHECK(table.Step(Node("c", 1, 2), 0).action != JoinAction::kMismatch);
+  JoinRequest same = Node("d", 1, 2);
+  same.command_digest = "0123456789abcdef";
+  CHECK(table.Step(same, 0).action != JoinAction::kMismatch);
+}
+
 TEST_CASE("A closed rendezvous admits nobody", "[rendezvous][state]") {
   Table table;
   table.Step(Node("a", 1, 2), 0);
