@@ -1,9 +1,11 @@
 #pragma once
-// Facts about this host that the agent asks the system for: its fully qualified name and
-// whether an address is one of its own. The only place the launcher resolves its own name or
-// lists its interfaces. Both block on the resolver.
+// Facts about this host that the agent asks the system for: its fully qualified name, whether
+// an address is one of its own, and the parts of this agent's node id. The only place the
+// launcher resolves its own name or lists its interfaces. The first two block on the resolver.
 
 #include <string>
+
+#include "rendezvous/core/node_id.h"
 
 namespace cpplaunch {
 
@@ -15,5 +17,9 @@ std::string FullyQualifiedHostName();
 // resolves `host` (getaddrinfo) and compares with getifaddrs(). False when it does not
 // resolve. The real LocalAddressTest of multi_host_plan.h.
 bool IsLocalAddress(const std::string& host);
+
+// This process's pid and a random part from the kernel (getrandom). Throws std::system_error
+// when the kernel has no getrandom (older than 3.17).
+NodeIdParts ThisAgentNodeIdParts();
 
 }  // namespace cpplaunch
