@@ -1,7 +1,5 @@
 #include "launcher/agent/multi_host_job.h"
 
-#include <unistd.h>
-
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
@@ -23,8 +21,8 @@ MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
                    const std::string& hostname, const StoreSecurity& security,
                    std::function<std::string(const std::string&)> status_address) {
   std::string error;
-  auto plan = PlanMultiHost(options, hostname, static_cast<int>(::getpid()), IsLocalAddress, &error,
-                            security);
+  auto plan =
+      PlanMultiHost(options, hostname, ThisAgentNodeIdParts(), IsLocalAddress, &error, security);
   if (!plan) throw std::runtime_error(error);
   // Every agent offers a port; group rank 0's is the one its rank-0 worker will use.
   if (plan->etcd) {

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstring>
 #include <set>
+
+#include "base/crypto/random_bytes.h"
 
 namespace cpplaunch {
 
@@ -111,6 +114,14 @@ bool IsLocalAddress(const std::string& host) {
   }
   ::freeifaddrs(interfaces);
   return local;
+}
+
+NodeIdParts ThisAgentNodeIdParts() {
+  NodeIdParts parts;
+  parts.pid = static_cast<int>(::getpid());
+  const std::string random = RandomBytes(sizeof parts.random);
+  std::memcpy(&parts.random, random.data(), sizeof parts.random);
+  return parts;
 }
 
 }  // namespace cpplaunch

@@ -1,10 +1,12 @@
 #pragma once
-// Facts about this host that the agent asks the system for: its fully qualified name and
-// whether an address is one of its own. The only place the launcher resolves its own name or
-// lists its interfaces. Both block on the resolver.
+// Facts about this host that the agent asks the system for: its fully qualified name, whether
+// an address is one of its own, and the parts of this agent's node id. The only place the
+// launcher resolves its own name or lists its interfaces. The first two block on the resolver.
 
 #include <string>
 #include <vector>
+
+#include "rendezvous/core/node_id.h"
 
 namespace cpplaunch {
 
@@ -23,5 +25,9 @@ std::vector<std::string> HostNameAddresses();
 
 // The name of the interface that holds `numeric` ("eth0"), or "" when none does.
 std::string InterfaceOf(const std::string& numeric);
+
+// This process's pid and a random part from the kernel (getrandom). Throws std::system_error
+// when the kernel has no getrandom (older than 3.17).
+NodeIdParts ThisAgentNodeIdParts();
 
 }  // namespace cpplaunch

@@ -67,7 +67,7 @@ void DecideStoreHost(const LaunchOptions& o, const LocalAddressTest& is_local_ad
   }
 }
 
-void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid,
+void FillRendezvous(const LaunchOptions& o, const std::string& hostname, const NodeIdParts& id,
                     MultiHostPlan* plan) {
   RendezvousSettings& r = plan->rendezvous;
   r.run_id = plan->run_id;
@@ -83,8 +83,9 @@ void FillRendezvous(const LaunchOptions& o, const std::string& hostname, int pid
   r.master_port = plan->store_port;
   r.secret = plan->security.secret;
   r.self.addr = o.local_addr.value_or("");
-  // Unique among agents sharing a host name (several agents per host in loopback tests).
-  r.self.node_id = "_" + std::to_string(pid);
+  // Unique among agents sharing an address, even with one pid (node_id.h); the address goes in
+  // front once the rendezvous has connected.
+  r.self.node_id = NodeIdSuffix(id);
   r.self.hostname = hostname;
   r.self.local_world_size = o.nproc_per_node;
   r.self.nnodes_min = o.min_nodes;
@@ -122,7 +123,8 @@ void FillChannel(MultiHostPlan* plan) {
 }  // namespace
 
 std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::string& hostname,
-                                           int pid, const LocalAddressTest& is_local_address,
+                                           const NodeIdParts& id,
+                                           const LocalAddressTest& is_local_address,
                                            std::string* error, const StoreSecurity& security) {
   MultiHostPlan plan;
   plan.security = security;
@@ -131,14 +133,14 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
   if (IsEtcdRendezvous(o)) {
     ApplyTimings(o.rdzv.timings, &plan);
     if (!PlanEtcdSide(o, &plan, error)) return std::nullopt;
-    FillRendezvous(o, hostname, pid, &plan);
+    FillRendezvous(o, hostname, id, &plan);
     FillChannel(&plan);
     return plan;
   }
   ApplyTimings(o.rdzv.timings, &plan);
   if (!LocateStore(o, &plan, error)) return std::nullopt;
   DecideStoreHost(o, is_local_address, &plan);
-  FillRendezvous(o, hostname, pid, &plan);
+  FillRendezvous(o, hostname, id, &plan);
   FillChannel(&plan);
   return plan;
 }

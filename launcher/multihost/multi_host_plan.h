@@ -12,6 +12,7 @@
 #include "launcher/cli/options.h"
 #include "launcher/multihost/store_security.h"
 #include "rendezvous/c10d/job_channel.h"
+#include "rendezvous/core/node_id.h"
 #include "rendezvous/core/rendezvous.h"
 #include "rendezvous/etcd/etcd_link.h"
 
@@ -40,12 +41,13 @@ struct MultiHostPlan {
 // real one is IsLocalAddress (host_info.h).
 using LocalAddressTest = std::function<bool(const std::string& host)>;
 
-// `hostname` and `pid` identify this agent in messages and node ids; `security` (loaded by
+// `hostname` names this agent in messages, `id` (its pid and random part, host_info.h) makes
+// its node id (rendezvous/core/node_id.h); `security` (loaded by
 // LoadStoreSecurity) goes to the store and, its secret, to every agent connection. Returns
 // nullopt with *error for a malformed endpoint (torchrun: exit 1); --rdzv-conf values were
 // checked by the command line.
 std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& options,
-                                           const std::string& hostname, int pid,
+                                           const std::string& hostname, const NodeIdParts& id,
                                            const LocalAddressTest& is_local_address,
                                            std::string* error, const StoreSecurity& security = {});
 

@@ -105,10 +105,12 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
 // every participant's liveness key, and the job channel counts a counter that never appears as
 // a lost peer. The liveness key is owned by this connection: it vanishes when the agent dies. It
 // is claimed again at every round, since a peer deletes it when this agent's heartbeats lapse
-// (a frozen host), and node ids are unique per agent, so the claim is always this agent's.
+// (a frozen host), and node ids are unique per agent (CountNodeId checks it before the first
+// publication), so the claim is always this agent's.
 Rendezvous::Task<void> DynamicRendezvous::PublishSelf() {
   const NodeInfo& self = settings_.self;
   if (!published_) {
+    co_await CountNodeId(client_, settings_, self.Label());
     std::vector<std::string> keys{keys_.Node(self.node_id),
                                   rendezvous_keys::Heartbeat(settings_.run_id, self.node_id)};
     std::vector<Bytes> values{self.Encode(), "0"};

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "rendezvous/c10d/connect_pacing.h"
+#include "rendezvous/core/node_id.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
@@ -25,13 +26,24 @@ std::string Heartbeat(const std::string& run_id, const std::string& node_id) {
 }  // namespace rendezvous_keys
 
 void CompleteSelf(const AsyncStoreClient& client, RendezvousSettings* settings) {
-  // The plan leaves addr empty without --local-addr and node_id as "_<pid>": the address is the
-  // route to the store, known only once connected. "<addr>_<pid>" then plays the part of
-  // torchrun's "<fqdn>_<pid>_<counter>" node id.
+  // The plan leaves addr empty without --local-addr and node_id as "_<pid>_<random>": the
+  // address is the route to the store, known only once connected. "<addr>_<pid>_<random>" then
+  // plays the part of torchrun's "<fqdn>_<pid>_<counter>" node id.
   NodeInfo& self = settings->self;
   if (self.addr.empty()) self.addr = client.local_address();
-  if (self.node_id.empty() || self.node_id.front() == '_') self.node_id = self.addr + self.node_id;
+  self.node_id = WithAddress(self.node_id, self.addr);
   if (settings->status_address) self.status = settings->status_address(self.addr);
+}
+
+asio::awaitable<void> CountNodeId(AsyncStoreClient& client, const RendezvousSettings& settings,
+                                  const std::string& where) {
+  // ADD, not CLAIM: a claim answers with the value stored, which is this agent's own id when
+  // the other agent holds it, so it cannot tell the two apart; a count can.
+  const int64_t count = co_await client.Add(
+      rendezvous_keys::Base(settings.run_id) + "ids/" + settings.self.node_id, 1);
+  if (count != 1) {
+    throw RendezvousError(NodeIdClashMessage(settings.run_id, settings.self.node_id, where));
+  }
 }
 
 std::string GoKey(const std::string& run_id, int64_t round) {

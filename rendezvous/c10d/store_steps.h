@@ -35,6 +35,14 @@ boost::asio::awaitable<void> ConnectWithProgress(AsyncStoreClient& client, std::
                                                  ProgressSink progress,
                                                  std::string deadline_setting = "");
 
+// Counts this agent's node id in the store (one ADD on "cpplaunch/<run_id>/ids/<node id>"), once
+// per agent, after its first connect: a count above 1 means another agent of the job already
+// joined with this id (node_id.h), and this one throws RendezvousError(NodeIdClashMessage)
+// instead of sharing the other's records, heartbeats and place.
+boost::asio::awaitable<void> CountNodeId(AsyncStoreClient& client,
+                                         const RendezvousSettings& settings,
+                                         const std::string& where);
+
 // Waits until every key exists (true) or `deadline` (false). Every `interval` without success
 // calls on_tick(), which may report progress; it is a coroutine so it can query the store.
 boost::asio::awaitable<bool> WaitForKeys(AsyncStoreClient& client, std::vector<std::string> keys,

@@ -10,7 +10,7 @@ namespace cpplaunch {
 
 // One agent of the job.
 struct NodeInfo {
-  std::string node_id;   // unique per agent process: "<addr>_<pid>"
+  std::string node_id;   // unique per agent process: "<addr>_<pid>_<random>" (node_id.h)
   std::string addr;      // advertised numeric address (--local-addr or the store route)
   std::string hostname;  // for messages only
   int local_world_size = 0;

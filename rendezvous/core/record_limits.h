@@ -17,7 +17,7 @@ inline constexpr int64_t kMaxNodes = int64_t{1} << 20;
 // Restarts, rounds and versions only count up from 0.
 inline constexpr int64_t kMaxCount = INT32_MAX;
 // Text fields, in bytes.
-inline constexpr std::size_t kMaxNodeIdBytes = 512;        // "<addr>_<pid>"
+inline constexpr std::size_t kMaxNodeIdBytes = 512;        // "<addr>_<pid>_<random>"
 inline constexpr std::size_t kMaxAddrBytes = 256;          // a numeric address, maybe with a scope
 inline constexpr std::size_t kMaxHostnameBytes = 1024;     // an FQDN is at most 253
 inline constexpr std::size_t kMaxDetailBytes = 16384;      // one line: an error message, a reason

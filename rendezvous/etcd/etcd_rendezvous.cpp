@@ -8,6 +8,7 @@
 
 #include "rendezvous/c10d/store_steps.h"
 #include "rendezvous/core/join_steps.h"
+#include "rendezvous/core/node_id.h"
 
 namespace cpplaunch {
 namespace asio = boost::asio;
@@ -130,8 +131,24 @@ Rendezvous::Task<void> EtcdRendezvous::Connect(Clock::time_point deadline) {
   if (self.addr.empty()) {
     self.addr = co_await LocalAddressToward(link_->settings().client.endpoints.front());
   }
-  if (self.node_id.empty() || self.node_id.front() == '_') self.node_id = self.addr + self.node_id;
+  self.node_id = WithAddress(self.node_id, self.addr);
+  co_await CreateNodeRecord();
   connected_ = true;
+}
+
+// The first record is created only if no agent holds its key: another agent of the job with
+// this node id (node_id.h) would otherwise share it, and both would be one participant.
+Rendezvous::Task<void> EtcdRendezvous::CreateNodeRecord() {
+  std::string key = link_->keys().Node(settings_.self.node_id);
+  std::vector<etcd::Compare> compare{etcd::Compare::Absent(key)};
+  std::vector<etcd::TxnOp> success{
+      etcd::TxnOp::Put(std::move(key), settings_.self.Encode(), link_->lease())};
+  etcd::TxnResult result = co_await link_->client().Txn(std::move(compare), std::move(success), {});
+  if (!result.succeeded) {
+    throw RendezvousError(
+        NodeIdClashMessage(settings_.run_id, settings_.self.node_id,
+                           settings_.self.Label() + " (etcd at " + link_->Endpoints() + ")"));
+  }
 }
 
 // The record is written anew before every round: it carries the port this agent offers for the

@@ -46,6 +46,7 @@ class EtcdRendezvous : public Rendezvous {
   using Clock = std::chrono::steady_clock;
 
   Task<void> Connect(Clock::time_point deadline);
+  Task<void> CreateNodeRecord();
   Task<void> PublishSelf();
   Task<Snapshot> Read();
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);

@@ -49,6 +49,8 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
                                  "--rdzv-conf timeout=SECONDS");
     CompleteSelf(client_, &settings_);
   }
+  // Once per agent: a replacement agent is a new process with a new id.
+  if (!previous) co_await CountNodeId(client_, settings_, Where());
   const int64_t round = previous ? previous->round + 1 : co_await CurrentRound();
   co_await ClaimNodeRank(round, previous.has_value());
   co_await PublishNode(round);

@@ -231,7 +231,7 @@ class StatusEndpointTest(unittest.TestCase):
         secret_dir = tempfile.mkdtemp()
         secret_file = os.path.join(secret_dir, "secret")
         with open(secret_file, "w") as f:
-            f.write("the-job-secret\n")
+            f.write("the-job-secret-of-two-agents\n")
         os.chmod(secret_file, 0o600)
         worker = script("""
             import time

@@ -506,7 +506,7 @@ def scenario_shared_secret(cpplaunch, topo, report):
     job = make_job(cpplaunch, topo)
     try:
         right = write_secret(job, "right", secret_text)
-        wrong = write_secret(job, "wrong", "another secret")
+        wrong = write_secret(job, "wrong", "another secret, not the job's")
         for i, path in enumerate([right, wrong]):
             job.start(i, static_args(topo, port, 2, i, conf=f"timeout=4,secret_file={path}"),
                       extra_env=topo.gloo_env(i))

@@ -10,6 +10,8 @@
 namespace cpplaunch {
 namespace {
 
+const NodeIdParts kIdParts{4242, 0x009f3a61};
+
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -93,7 +95,7 @@ TEST_CASE("an etcd plan: no agent store, torchrun's timeouts, the lease from the
       Options({"--rdzv-backend=etcd-v3", "--rdzv-endpoint=10.0.0.1,10.0.0.2:2381",
                "--rdzv-conf=keep_alive_interval=1,keep_alive_max_attempt=4,last_call_timeout=2,"
                "timeout=30"}),
-      "node-a", 4242, [](const std::string&) { return true; }, &error);
+      "node-a", kIdParts, [](const std::string&) { return true; }, &error);
   INFO(error);
   REQUIRE(plan);
   CHECK(plan->etcd);
@@ -109,7 +111,7 @@ TEST_CASE("an etcd plan: no agent store, torchrun's timeouts, the lease from the
   auto both = PlanMultiHost(
       Options(
           {"--rdzv-backend=etcd", "--rdzv-endpoint=h", "--rdzv-conf=timeout=30,join_timeout=7"}),
-      "node-a", 4242, [](const std::string&) { return false; }, &error);
+      "node-a", kIdParts, [](const std::string&) { return false; }, &error);
   REQUIRE(both);
   CHECK(both->rendezvous.join_timeout == milliseconds(7000));
 }

@@ -9,6 +9,8 @@
 namespace cpplaunch {
 namespace {
 
+const NodeIdParts kIdParts{4242, 0x009f3a61};
+
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -24,7 +26,7 @@ LocalAddressTest LocalIs(std::string address) {
 
 MultiHostPlan Plan(const std::vector<std::string>& argv, const LocalAddressTest& local) {
   std::string error;
-  auto plan = PlanMultiHost(Options(argv), "node-a", 4242, local, &error);
+  auto plan = PlanMultiHost(Options(argv), "node-a", kIdParts, local, &error);
   INFO(error);
   REQUIRE(plan);
   return *plan;
@@ -32,7 +34,7 @@ MultiHostPlan Plan(const std::vector<std::string>& argv, const LocalAddressTest&
 
 std::string PlanError(const std::vector<std::string>& argv) {
   std::string error;
-  auto plan = PlanMultiHost(Options(argv), "node-a", 4242, LocalIs(""), &error);
+  auto plan = PlanMultiHost(Options(argv), "node-a", kIdParts, LocalIs(""), &error);
   REQUIRE_FALSE(plan);
   return error;
 }
@@ -131,7 +133,7 @@ TEST_CASE("this agent's record: host name, a node id unique per process, its own
                              "--max-restarts=3", "--nproc-per-node=2", "--local-addr=10.9.9.9"},
                             LocalIs(""));
   CHECK(plan.rendezvous.self.hostname == "node-a");
-  CHECK(plan.rendezvous.self.node_id == "_4242");
+  CHECK(plan.rendezvous.self.node_id == "_4242_009f3a61");  // the pid and the random part
   CHECK(plan.rendezvous.self.addr == "10.9.9.9");
   CHECK(plan.rendezvous.self.local_world_size == 2);
   CHECK(plan.rendezvous.self.nnodes_min == 2);
@@ -155,7 +157,7 @@ TEST_CASE("the store's secret goes to the rendezvous, the channel and the store"
   std::string error;
   security.allowed_peers = *ParsePeerNetworks("10.0.0.0/8", &error);
   auto plan = PlanMultiHost(Options({"--nnodes=2", "--node-rank=0", "--master-addr=10.1.2.3"}),
-                            "node-a", 4242, LocalIs(""), &error, security);
+                            "node-a", kIdParts, LocalIs(""), &error, security);
   REQUIRE(plan);
   CHECK(plan->rendezvous.secret == "key bytes");
   CHECK(plan->channel.secret == "key bytes");

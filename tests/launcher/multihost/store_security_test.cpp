@@ -43,12 +43,13 @@ struct SecretFiles {
 TEST_CASE("LoadStoreSecurity: the secret from --rdzv-conf, else the environment",
           "[launcher][security]") {
   SecretFiles files;
-  const std::string conf_file = files.Write("conf", "from-conf\n");
-  const std::string env_file = files.Write("env", "from-env\n");
+  const std::string conf_file = files.Write("conf", "from-conf-secret-key\n");
+  const std::string env_file = files.Write("env", "from-env-secret-key\n");
   const EnvMap env{{kSecretFileVariable, env_file}};
   std::string error;
-  CHECK(LoadStoreSecurity(Conf("secret_file=" + conf_file, env), &error)->secret == "from-conf");
-  CHECK(LoadStoreSecurity(Conf("timeout=9", env), &error)->secret == "from-env");
+  CHECK(LoadStoreSecurity(Conf("secret_file=" + conf_file, env), &error)->secret ==
+        "from-conf-secret-key");
+  CHECK(LoadStoreSecurity(Conf("timeout=9", env), &error)->secret == "from-env-secret-key");
   auto none = LoadStoreSecurity(Conf(""), &error);
   REQUIRE(none);
   CHECK(none->secret.empty());

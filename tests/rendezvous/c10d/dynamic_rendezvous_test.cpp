@@ -81,6 +81,35 @@ TEST_CASE_METHOD(DynamicJob, "Dynamic rendezvous completes at MAX at once with d
   CHECK(ranks == std::set<int>{0, 1, 2});
 }
 
+// The issue's repro: two agents behind one address, each PID 1 of its container, once had one
+// node id: with --nnodes=1:2 both ran as GROUP_RANK=0 WORLD_SIZE=1, with --nnodes=2 both waited
+// for the join timeout as one participant. The second to connect now stops in one line.
+TEST_CASE_METHOD(DynamicJob,
+                 "Dynamic rendezvous: a second agent with a node id already joined stops",
+                 "[rendezvous][dynamic][node_id]") {
+  const int min_nodes = GENERATE(1, 2);  // --nnodes=1:2 and --nnodes=2
+  auto settings = Settings(server.port(), 0, min_nodes, 2);
+  settings.self.node_id = "127.0.0.1_1_0badf00d";
+  settings.last_call_timeout = 50ms;
+  Join(settings);
+  Join(settings);
+  auto failed_one = [&](const auto& result) { return result->done && result->error; };
+  RunUntil(
+      io, [&] { return failed_one(results[0]) || failed_one(results[1]); }, 3000ms);
+  // One of them (whichever counted the id second) failed; the other joined or still waits.
+  const auto& failed = failed_one(results[0]) ? results[0] : results[1];
+  REQUIRE(failed->done);
+  CHECK(failed->message() ==
+        "rendezvous failed on host0 at 127.0.0.1: another agent of job 'elastic' already joined "
+        "as node 127.0.0.1_1_0badf00d (same address, process id and random part: a copy of this "
+        "agent?); start this agent again to draw a new node id");
+  const auto& other = failed == results[0] ? results[1] : results[0];
+  if (other->done) {
+    INFO(other->message());
+    CHECK(other->get().group_world_size() == 1);
+  }
+}
+
 TEST_CASE_METHOD(testing::LoopbackStore, "Dynamic rendezvous completes at MIN after the last call",
                  "[rendezvous][dynamic]") {
   DynamicRendezvous a(io.get_executor(), Settings(server.port(), 0, 2, 4));

@@ -90,6 +90,31 @@ struct JoinedPair {
   RendezvousResult rb;
 };
 
+// The repro: two agents behind one address, each PID 1 of its container, once had one
+// node id, shared one node record and one place (the worker stores of two group ranks 0 then
+// collided: "Address already in use"). The second to connect now stops in one line.
+TEST_CASE("etcd rendezvous: a second agent with a node id already joined stops in one line") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 7, 1, 2);
+  Agent b(io, run, 7, 1, 2);  // the same node id: "<addr>_7"
+  auto ja = Join(io, a);
+  CHECK(Get(io, ja).group_world_size() == 1);
+  auto jb = Join(io, b);
+  try {
+    Get(io, jb);
+    FAIL("the second agent with one node id joined");
+  } catch (const RendezvousError& error) {
+    const std::string line = error.what();
+    CHECK_THAT(line, Catch::StartsWith("rendezvous failed on host7 at ") &&
+                         Catch::Contains("another agent of job '" + run +
+                                         "' already joined as "
+                                         "node ") &&
+                         Catch::EndsWith("start this agent again to draw a new node id"));
+    CHECK(line.find('\n') == std::string::npos);
+  }
+}
+
 TEST_CASE("etcd rendezvous: MAX agents complete one round with distinct ranks") {
   boost::asio::io_context io;
   const std::string run = NewRunId();

@@ -36,6 +36,32 @@ RendezvousSettings Settings(uint16_t port, int node_rank, int nnodes, int local_
   return settings;
 }
 
+// The repro: two agents behind one address, each PID 1 of its container, once had one
+// node id; with one --node-rank both held its claim and ran as GROUP_RANK=0. Ids now carry a
+// random part (node_id.h); should two still agree, the second to connect stops in one line.
+TEST_CASE("Static rendezvous: a second agent with a node id already joined stops in one line",
+          "[rendezvous][static][node_id]") {
+  asio::io_context io;
+  StoreServer server(io, testing::LoopbackServer());
+  auto settings = Settings(server.port(), 0, 1, 1);
+  settings.self.node_id = "127.0.0.1_1_0badf00d";
+  StaticRendezvous a(io.get_executor(), settings);
+  StaticRendezvous b(io.get_executor(), settings);
+  auto first = Spawn(io, a.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return first->done; }, 3000ms);
+  INFO(first->message());
+  CHECK(first->get().group_rank == 0);
+  auto second = Spawn(io, b.Next(std::nullopt));
+  RunUntil(
+      io, [&] { return second->done; }, 3000ms);
+  REQUIRE(second->done);
+  CHECK(second->message() ==
+        "rendezvous failed on node rank 0 (host0 at 127.0.0.1): another agent of job 'job' "
+        "already joined as node 127.0.0.1_1_0badf00d (same address, process id and random part: "
+        "a copy of this agent?); start this agent again to draw a new node id");
+}
+
 TEST_CASE("Static rendezvous gives every host the same world, heterogeneous sizes included",
           "[rendezvous][static]") {
   asio::io_context io;
