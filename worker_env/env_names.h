@@ -46,6 +46,8 @@ inline constexpr std::string_view kCudaVisibleDevices = "CUDA_VISIBLE_DEVICES";
 // Read from the agent's environment only.
 inline constexpr std::string_view kPythonExec = "PYTHON_EXEC";
 inline constexpr std::string_view kShutdownTimeout = "TORCH_ELASTIC_SHUTDOWN_TIMEOUT";
+// cpplaunch's, named as the shutdown timeout's: torchrun has no way to change its 300 s.
+inline constexpr std::string_view kExitBarrierTimeout = "TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT";
 // Prefix of the environment defaults for command-line options (PET_NPROC_PER_NODE, ...).
 inline constexpr std::string_view kOptionEnvPrefix = "PET_";
 

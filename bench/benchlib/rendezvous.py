@@ -71,11 +71,13 @@ def rdzv_argv(b, launcher, a, port, run_id, worker):
 
 
 def agent_errors(b, a):
-    """Up to 4 kinds of error lines from the agents' stderr (numbers replaced by N)."""
+    """Up to 4 kinds of error lines from the agents' stderr (numbers replaced by N; paths in
+    the checkout relative to it, so the report cites the repository, not this machine)."""
     errors = []
     for i in range(a):
         for line in (b.scratch / f"agent-{i}.err").read_text(errors="replace").splitlines():
-            line = re.sub(r"\d+", "N", line.strip())  # one entry per kind of message
+            line = line.strip().replace(f"{ROOT}/", "")
+            line = re.sub(r"\d+", "N", line)  # one entry per kind of message
             if ("error" in line or "failed" in line) and line not in errors and len(errors) < 4:
                 errors.append(line)
     return errors

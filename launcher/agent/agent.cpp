@@ -120,7 +120,7 @@ class Agent::Impl {
     // An etcd job has no agent-wide store: each round's store host starts the workers' own.
     const std::string store =
         job_->store_port() != 0
-            ? "store listening on " + Endpoint{job_->store_addr(), job_->store_port()}.ToString()
+            ? "store on " + Endpoint{job_->store_addr(), job_->store_port()}.ToString()
             : "the workers' store is started by each round's first host";
     console_.Info("run id " + job_->run_id() + "; " + store + "; log directory " +
                   (log_dir_->enabled() ? log_dir_->run_dir().string() : std::string("disabled")));

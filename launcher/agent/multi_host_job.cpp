@@ -73,7 +73,12 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;
-      hooks_.info(std::string(e.what()) + "; joining that store as a client");
+      // Not the bind error's own advice (another port): sharing the store is the point here.
+      hooks_.info((e.address_in_use() ? Endpoint{master_addr_, master_port_}.ToString() +
+                                            " is taken, by another agent of this host as in a "
+                                            "loopback test"
+                                      : std::string(e.what())) +
+                  "; joining the store there as a client");
     }
   }
   session_.set_hosts_store(store != nullptr);

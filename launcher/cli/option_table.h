@@ -42,6 +42,7 @@ enum class OptionId {
   kSignalsToHandle,
   kForwardSignals,  // cpplaunch's own
   kShutdownTimeout,
+  kExitBarrierTimeout,  // cpplaunch's own
   kVirtualLocalRank,
   kEngine,
   kWorkerStore,

@@ -92,6 +92,9 @@ struct LaunchOptions {
   // (Slurm's preemption notices). Never in signals_to_handle.
   std::vector<int> forward_signals;
   std::chrono::seconds shutdown_timeout{30};  // >= 0
+  // --exit-barrier-timeout (or TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT): how long a multi-host
+  // agent whose workers succeeded waits for the other hosts' (torchrun: 300 s, fixed). > 0.
+  std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};
   bool virtual_local_rank = false;
   std::string engine = "none";  // the engine the options were completed from: slurm, mpi, k8s
   WorkerStore worker_store = WorkerStore::kAgent;

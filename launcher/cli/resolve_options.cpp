@@ -158,6 +158,26 @@ std::chrono::seconds ResolveShutdownTimeout(const RawValues& raw, const EnvMap& 
   return std::chrono::seconds(seconds);
 }
 
+// The option (or PET_EXIT_BARRIER_TIMEOUT), else TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT (named
+// like the shutdown timeout's variable), else torchrun's fixed 300 s. Whole milliseconds, at
+// least one.
+std::chrono::milliseconds ResolveExitBarrierTimeout(const RawValues& raw, const EnvMap& env) {
+  std::string source = "--exit-barrier-timeout";
+  std::optional<std::string> text;
+  if (const std::string* given = Find(raw, OptionId::kExitBarrierTimeout)) {
+    text = *given;
+  } else if (auto value = Lookup(env, env_names::kExitBarrierTimeout)) {
+    text = *value;
+    source = std::string(env_names::kExitBarrierTimeout);
+  }
+  if (!text) return std::chrono::seconds(300);
+  const double seconds = ParsePythonFloat(*text).value_or(0);
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 1e9) {
+    Refuse(source + " " + *text + ": need a positive number of seconds (default 300)");
+  }
+  return std::chrono::milliseconds(std::max(1LL, std::llround(seconds * 1e3)));
+}
+
 // The command line's value passed the choices check already; PET_WORKER_STORE did not.
 WorkerStore ResolveWorkerStore(const std::string& text) {
   if (text == "agent") return WorkerStore::kAgent;
@@ -303,6 +323,7 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   warnings.insert(warnings.end(), signals.warnings.begin(), signals.warnings.end());
   o.forward_signals = ResolveForwardSignals(raw, o.signals_to_handle);
   o.shutdown_timeout = ResolveShutdownTimeout(raw, env);
+  o.exit_barrier_timeout = ResolveExitBarrierTimeout(raw, env);
   o.virtual_local_rank = FlagOf(raw, OptionId::kVirtualLocalRank);
   o.worker_store = ResolveWorkerStore(TextOr(raw, OptionId::kWorkerStore));
   o.hang_timeout = ResolveHangTimeout(raw);

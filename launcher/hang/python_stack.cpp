@@ -55,6 +55,8 @@ std::vector<PythonThread> ParseFaulthandlerDump(std::string_view text) {
       if (!in_dump) threads.clear();
       in_dump = true;
       threads.push_back(PythonThread{std::string(line), {}});
+    } else if (Strip(line) == "<no Python frame>" && !threads.empty()) {
+      threads.back().no_python_frame = true;
     } else if (auto frame = ParseFrame(line); frame && !threads.empty()) {
       threads.back().frames.push_back(std::move(*frame));
     }
@@ -73,7 +75,7 @@ const PythonThread& MainThread(const std::vector<PythonThread>& threads) {
 }
 
 std::string WhereStuck(const PythonThread& thread) {
-  if (thread.frames.empty()) return "";
+  if (thread.frames.empty()) return thread.no_python_frame ? std::string(kAfterLastLine) : "";
   const PythonFrame* user = &thread.frames.front();
   for (const PythonFrame& frame : thread.frames) {
     if (!IsLibraryFile(frame.file)) {
@@ -86,6 +88,9 @@ std::string WhereStuck(const PythonThread& thread) {
 }
 
 std::string FormatFrames(const PythonThread& thread, std::string_view indent) {
+  if (thread.frames.empty() && thread.no_python_frame) {
+    return std::string(indent) + "<no Python frame>\n";
+  }
   std::string text;
   for (const PythonFrame& frame : thread.frames) {
     text += std::string(indent) + "File \"" + frame.file + "\", line " +

@@ -26,10 +26,17 @@ struct PythonFrame {
 struct PythonThread {
   std::string header;               // "Current thread 0x... (most recent call first):"
   std::vector<PythonFrame> frames;  // most recent call first
+  // faulthandler's "<no Python frame>": the thread ran no Python code. For the main thread that
+  // means the script had returned: it was stuck while Python exits (a destructor, an atexit
+  // callback written in C), as PyTorch 1.13's gloo sometimes is.
+  bool no_python_frame = false;
 };
 
 // The threads of the last dump in `text` (a worker's stderr); empty when there is none.
 std::vector<PythonThread> ParseFaulthandlerDump(std::string_view text);
+
+inline constexpr std::string_view kAfterLastLine =
+    "after the script's last line (no Python frame: stuck while Python exits)";
 
 // The thread running the script: the one whose outermost frame is "<module>", else the current
 // thread, else the first. Requires a non-empty vector.
@@ -37,10 +44,11 @@ const PythonThread& MainThread(const std::vector<PythonThread>& threads);
 
 // "all_reduce at train.py:42": the innermost frame's function, at the innermost frame of the
 // user's code (a file outside Python's library and installed packages; the file's base name).
-// "" for a thread without frames.
+// kAfterLastLine for a thread with "<no Python frame>"; "" for one with no frames seen.
 std::string WhereStuck(const PythonThread& thread);
 
-// The frames as faulthandler prints them, one per line, each line starting with `indent`.
+// The frames as faulthandler prints them, one per line, each line starting with `indent`
+// ("<no Python frame>" for a thread that ran none).
 std::string FormatFrames(const PythonThread& thread, std::string_view indent);
 
 }  // namespace cpplaunch

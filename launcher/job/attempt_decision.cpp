@@ -1,5 +1,6 @@
 #include "launcher/job/attempt_decision.h"
 
+#include "base/text.h"
 #include "launcher/process/worker_exit.h"
 #include "launcher/report/teardown_report.h"
 
@@ -107,12 +108,9 @@ AttemptDecision AfterExitBarrier(FinishOutcome outcome, std::chrono::millisecond
       return Exit(ExitCode::kSuccess);
     case FinishOutcome::kTimedOut:
       // This host's workers did their part; a slow or lost peer does not make them fail.
-      return Exit(
-          ExitCode::kSuccess, FailureReportKind::kNone,
-          "exit barrier: not every host finished within " +
-              std::to_string(
-                  std::chrono::duration_cast<std::chrono::seconds>(barrier_timeout).count()) +
-              " s; this host's workers succeeded, exiting");
+      return Exit(ExitCode::kSuccess, FailureReportKind::kNone,
+                  "exit barrier: not every host finished within " + FormatSeconds(barrier_timeout) +
+                      " (--exit-barrier-timeout); this host's workers succeeded, exiting");
     case FinishOutcome::kInterrupted:
       break;
   }

@@ -45,7 +45,8 @@ store that speaks PyTorch's TCPStore protocol, and supervises the workers: the f
 stops the others, signals are forwarded, and nothing is left running when it exits.
 With \fB\-\-nnodes\fR greater than one, one
 .B cpplaunch
-runs on each host and they meet in a static or c10d rendezvous.
+runs on each host and they meet in a static, c10d or etcd\-v3 rendezvous (etcd\-v3: in an
+etcd cluster named by \fB\-\-rdzv\-endpoint\fR, which outlives the loss of any host).
 .PP
 The command line is torchrun's: every option in both spellings (\fB\-\-nproc\-per\-node\fR,
 \fB\-\-nproc_per_node\fR), any unique prefix (\fB\-\-nproc 4\fR), values as
@@ -71,6 +72,14 @@ in one line; as the drop\-in \fBtorchrun\fR, the interpreter on the #! line of t
 .TP
 .B TORCH_ELASTIC_SHUTDOWN_TIMEOUT
 Default of \fB\-\-shutdown\-timeout\fR.
+.TP
+.B TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT
+Default of \fB\-\-exit\-barrier\-timeout\fR (torchrun's fixed 300 s otherwise).
+.TP
+.B TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE
+The whole prefix of tee'd worker lines instead of \fB[default0]:\fR, with \fB${role_name}\fR,
+\fB${rank}\fR (global) and \fB${local_rank}\fR substituted: \fB[${rank}]:\fR shows global
+ranks on a console shared by several hosts.
 .SH EXIT STATUS
 .TP
 .B 0
@@ -85,7 +94,7 @@ the command line could not be parsed, or asks for something cpplaunch does not s
 .PP
 With \fB\-\-exit\-code=worker\fR, a job whose root cause is a worker of this host that failed
 on its own ends with that worker's exit status instead of 1 (128 + N for a death by signal N),
-so a test runner's status reaches CI; see \fI/usr/share/doc/cpplaunch/ci.md\fR.
+so a test runner's status reaches CI; see \fI/usr/share/doc/cpplaunch/docs/ci.md\fR.
 .SH FILES
 .TP
 .I /usr/lib/cpplaunch/bin/torchrun
@@ -93,7 +102,8 @@ runs cpplaunch: put \fI/usr/lib/cpplaunch/bin\fR first in PATH and scripts that 
 \fBtorchrun\fR run cpplaunch.
 .TP
 .I /usr/share/doc/cpplaunch/
-the user guide, the compatibility table, CI recipes (ci.md), troubleshooting.
+README.md, and in \fIdocs/\fR the user guide, the compatibility table, CI recipes (ci.md),
+troubleshooting.
 .SH EXAMPLES
 .nf
 cpplaunch \-\-nproc\-per\-node=4 train.py
@@ -102,7 +112,7 @@ cpplaunch \-\-nnodes=2 \-\-node\-rank=0 \-\-master\-addr=10.0.0.1 \-\-master\-po
 .fi
 .SH SEE ALSO
 \fBcpplaunch \-\-help\fR, \fBpython3 \-m torch.distributed.run \-\-help\fR (torchrun),
-\fI/usr/share/doc/cpplaunch/user\-guide.md\fR
+\fI/usr/share/doc/cpplaunch/docs/user\-guide.md\fR
 )";
 
 }  // namespace

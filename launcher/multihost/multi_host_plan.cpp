@@ -130,6 +130,7 @@ std::optional<MultiHostPlan> PlanMultiHost(const LaunchOptions& o, const std::st
   plan.security = security;
   plan.dynamic = IsDynamicRendezvous(o) || IsEtcdRendezvous(o);
   plan.run_id = o.rdzv_id;
+  plan.exit_barrier_timeout = o.exit_barrier_timeout;
   if (IsEtcdRendezvous(o)) {
     ApplyTimings(o.rdzv.timings, &plan);
     if (!PlanEtcdSide(o, &plan, error)) return std::nullopt;

@@ -33,7 +33,7 @@ struct MultiHostPlan {
   StoreSecurity security;    // for the store this agent may host; its secret is in both below
   RendezvousSettings rendezvous;
   JobChannel::Settings channel;
-  std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};
+  std::chrono::milliseconds exit_barrier_timeout{std::chrono::seconds(300)};  // the option's
   std::chrono::milliseconds depart_linger{std::chrono::seconds(10)};
 };
 

@@ -20,8 +20,11 @@ std::optional<std::string> PrefixField(std::string_view name, std::string_view r
 
 std::string FormatLinePrefix(std::optional<std::string_view> prefix_template, std::string_view role,
                              int rank, int local_rank) {
-  // torchrun's header when TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE is unset: "[default0]:".
-  if (!prefix_template) return "[" + std::string(role) + std::to_string(local_rank) + "]:";
+  // torchrun's header when TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE is unset, or empty: torchrun
+  // tests the template's truth (`if self._log_line_prefix_template:`), so "" is no template.
+  if (!prefix_template || prefix_template->empty()) {
+    return "[" + std::string(role) + std::to_string(local_rank) + "]:";
+  }
   // Python's string.Template.safe_substitute: unknown or malformed placeholders stay verbatim.
   return SafeSubstitute(*prefix_template, [&](std::string_view name) {
     return PrefixField(name, role, rank, local_rank);

@@ -10,9 +10,10 @@
 
 namespace cpplaunch {
 
-// torchrun's prefix. Without a template: "[" + role + local_rank + "]:". With one (newest
-// torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE), Python's Template.safe_substitute of
-// ${role_name}, ${rank} (global) and ${local_rank}; other "$name" and "$$" as Python does.
+// torchrun's prefix. Without a template (absent or empty): "[" + role + local_rank + "]:". With
+// one (newest torchrun's TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE), Python's
+// Template.safe_substitute of ${role_name}, ${rank} (global) and ${local_rank}; other "$name"
+// and "$$" as Python does. The result is the whole prefix: nothing ("[", "]:") is added.
 std::string FormatLinePrefix(std::optional<std::string_view> prefix_template, std::string_view role,
                              int rank, int local_rank);
 

@@ -264,6 +264,27 @@ class Hang(Scratch):
         self.assertNotIn("no worker made progress", p.stderr)
 
 
+class HangAtExit(Scratch):
+    def test_worker_stuck_after_its_last_line_is_caught_and_named(self):
+        # docs/troubleshooting.md: PyTorch 1.13's gloo sometimes deadlocks while Python exits,
+        # after the script's last line. That cannot be had on demand, so the same state is made
+        # for certain: an atexit callback written in C (libc's pause) runs after the last line,
+        # with no Python frame, and never returns. No torch needed.
+        job = self.script("exits.py", """\
+            import atexit, ctypes
+            atexit.register(ctypes.CDLL(None).pause)
+            print("last line", flush=True)
+            """)
+        r = launch("--nproc-per-node=2", "--master-port=0", "--hang-timeout=1", job)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout.count("last line"), 2, r.stdout)
+        after = "after the script's last line (no Python frame: stuck while Python exits)"
+        self.assertEqual(dict(re.findall(r"cpplaunch:   rank (\d): (.*)\n", r.stderr)),
+                         {"0": after, "1": after}, r.stderr)
+        self.assertIn("stopped with SIGABRT for its stack: " + after, r.stderr)
+        self.assertIn("most recent call first:\n    <no Python frame>\n", r.stderr)
+
+
 # ---- Exit codes and plain words
 
 

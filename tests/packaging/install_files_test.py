@@ -77,6 +77,28 @@ class VersionTest(unittest.TestCase):
 
 
 class CmakeInstallTest(unittest.TestCase):
+    def check_doc_links(self, docdir):
+        """Every link of the installed README.md and docs/ pages to a document (README's
+        docs/..., the pages' links to each other) reaches an installed file. Links to what the
+        package does not ship (the examples, LICENSE, CONTRIBUTING.md) are not counted."""
+        pages = [os.path.join(docdir, "README.md")]
+        for root, _, files in os.walk(os.path.join(docdir, "docs")):
+            pages += [os.path.join(root, f) for f in files if f.endswith(".md")]
+        checked = 0
+        for page in pages:
+            with open(page) as f:
+                targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", f.read())
+            for target in targets:
+                if "://" in target or target.startswith("mailto:"):
+                    continue
+                path = os.path.normpath(os.path.join(os.path.dirname(page), target))
+                if not path.startswith(os.path.join(docdir, "docs")):
+                    continue  # outside docs/: a repository file the package does not ship
+                checked += 1
+                self.assertTrue(os.path.exists(path),
+                                f"{os.path.relpath(page, docdir)} links to {target}, not installed")
+        self.assertGreater(checked, 20, "the README's links to docs/ were not found")
+
     def test_install_tree(self):
         build = os.path.dirname(os.path.dirname(GENERATED))
         with tempfile.TemporaryDirectory() as prefix:
@@ -87,9 +109,10 @@ class CmakeInstallTest(unittest.TestCase):
                              "share/man/man1/cpplaunch-status.1.gz",
                              "share/bash-completion/completions/cpplaunch",
                              "share/zsh/vendor-completions/_cpplaunch",
-                             "share/doc/cpplaunch/ci.md", "share/doc/cpplaunch/README.md",
-                             "share/doc/cpplaunch/engines/slurm.md"):
+                             "share/doc/cpplaunch/docs/ci.md", "share/doc/cpplaunch/README.md",
+                             "share/doc/cpplaunch/docs/engines/slurm.md"):
                 self.assertTrue(os.path.isfile(os.path.join(prefix, relative)), relative)
+            self.check_doc_links(os.path.join(prefix, "share", "doc", "cpplaunch"))
             dropin = os.path.join(prefix, "lib", "cpplaunch", "bin", "torchrun")
             self.assertEqual(os.readlink(dropin), "../../../bin/cpplaunch")
             out = run([dropin, "--version"])

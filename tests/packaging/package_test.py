@@ -89,9 +89,10 @@ class PackageContentsTest(unittest.TestCase):
                          "usr/share/bash-completion/completions/cpplaunch",
                          "usr/share/zsh/vendor-completions/_cpplaunch",
                          "usr/share/doc/cpplaunch/copyright", "usr/share/doc/cpplaunch/changelog.gz",
-                         "usr/share/doc/cpplaunch/README.md", "usr/share/doc/cpplaunch/ci.md",
-                         "usr/share/doc/cpplaunch/user-guide.md",
-                         "usr/share/doc/cpplaunch/engines/slurm.md",
+                         "usr/share/doc/cpplaunch/README.md",
+                         "usr/share/doc/cpplaunch/docs/ci.md",
+                         "usr/share/doc/cpplaunch/docs/user-guide.md",
+                         "usr/share/doc/cpplaunch/docs/engines/slurm.md",
                          "usr/lib/cpplaunch/modules/libcpplaunch-tls.so"):
             self.assertTrue(os.path.isfile(self.path(relative)), relative)
         self.assertEqual(os.readlink(self.path("usr/lib/cpplaunch/bin/torchrun")),

@@ -428,6 +428,23 @@ TEST_CASE("options --logs-specs and --numa-binding have no PET_ variable") {
   CHECK(o.sources.empty());
 }
 
+TEST_CASE("exit barrier timeout: option, then TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT, then 300 s") {
+  CHECK(Ok({"s"}).exit_barrier_timeout == seconds(300));
+  const EnvMap env{{"TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT", "900"}};
+  CHECK(Ok({"s"}, env).exit_barrier_timeout == seconds(900));
+  CHECK(Ok({"--exit-barrier-timeout", "0.25", "s"}, env).exit_barrier_timeout == milliseconds(250));
+  CHECK(Ok({"--exit_barrier_timeout=2", "s"}).exit_barrier_timeout == seconds(2));
+  CHECK(Ok({"s"}, {{"PET_EXIT_BARRIER_TIMEOUT", "7"}, {"TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT", "9"}})
+            .exit_barrier_timeout == seconds(7));
+  CHECK(Refused({"--exit-barrier-timeout=0", "s"}) ==
+        "--exit-barrier-timeout 0: need a positive number of seconds (default 300)");
+  CHECK(Refused({"s"}, {{"TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT", "soon"}}) ==
+        "TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT soon: need a positive number of seconds (default "
+        "300)");
+  CHECK(UsageError({"--exit-barrier-timeout", "5m", "s"}).find("invalid float value") !=
+        std::string::npos);
+}
+
 TEST_CASE("shutdown timeout: option, then TORCH_ELASTIC_SHUTDOWN_TIMEOUT, then 30 s") {
   const EnvMap env{{"TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "600"}};
   CHECK(Ok({"s"}, env).shutdown_timeout == seconds(600));

@@ -38,5 +38,23 @@ TEST_CASE("FormatHangReport: each rank's place, then the stacks", "[agent][hang_
         "    File \"/job/train.py\", line 42 in <module>\n");
 }
 
+TEST_CASE("FormatHangReport: a worker stuck after its script's last line is said so",
+          "[agent][hang_report]") {
+  // What faulthandler prints for a Python process stuck while it exits (PyTorch 1.13's gloo
+  // deadlock in ~ProcessGroupGloo; an atexit callback written in C).
+  const std::string at_exit =
+      "Fatal Python error: Aborted\n\nCurrent thread 0x00007f96c65ddb80 (most recent call "
+      "first):\n  <no Python frame>\n";
+  CHECK(HangReason(HangCause(milliseconds(5000)), at_exit) ==
+        "no progress for 5 s (--hang-timeout); stopped with SIGABRT for its stack: after the "
+        "script's last line (no Python frame: stuck while Python exits)");
+  CHECK(FormatHangReport({{1, 1, at_exit}}) ==
+        "cpplaunch: where each rank was when the job stopped making progress:\n"
+        "cpplaunch:   rank 1: after the script's last line (no Python frame: stuck while Python "
+        "exits)\n"
+        "cpplaunch: rank 1 (local rank 1), most recent call first:\n"
+        "    <no Python frame>\n");
+}
+
 }  // namespace
 }  // namespace cpplaunch

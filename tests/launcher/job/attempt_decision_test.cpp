@@ -155,8 +155,12 @@ TEST_CASE("Multi-host: the exit barrier's outcome", "[agent][decision]") {
   AttemptDecision timed_out = AfterExitBarrier(FinishOutcome::kTimedOut, 300s);
   CHECK(timed_out.exit_code == ExitCode::kSuccess);
   CHECK(timed_out.message ==
-        "exit barrier: not every host finished within 300 s; this host's workers succeeded, "
-        "exiting");
+        "exit barrier: not every host finished within 300 s (--exit-barrier-timeout); this "
+        "host's workers succeeded, exiting");
+  // A short --exit-barrier-timeout is said as given, not rounded down to 0 s.
+  CHECK(AfterExitBarrier(FinishOutcome::kTimedOut, 1500ms)
+            .message.starts_with(
+                "exit barrier: not every host finished within 1.5 s (--exit-barrier-timeout)"));
   AttemptDecision lost = AfterExitBarrier(FinishOutcome::kInterrupted, 300s);
   CHECK(lost.exit_code == ExitCode::kFailure);
   CHECK(lost.message == "error: lost the other hosts during the exit barrier");

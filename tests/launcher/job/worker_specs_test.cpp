@@ -123,6 +123,26 @@ TEST_CASE("Worker specs: tee, filters and log files", "[agent][worker_specs]") {
   std::filesystem::remove_all(logs.run_dir());
 }
 
+TEST_CASE("Worker specs: TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE gives each line its global rank",
+          "[agent][worker_specs]") {
+  // Group rank 1 of 2 with 2 workers each: local ranks 0 and 1 are global ranks 2 and 3, so a
+  // console shared by every host can tell them from group rank 0's.
+  const LaunchOptions options =
+      Options({"--nproc-per-node=2", "--role=trainer", "--tee=3", "--no-python", "/bin/true"});
+  const LogDir logs = LogDir::Create(std::string(LogDir::kDisabled), "run7");
+  const EnvMap env{
+      {"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "[${role_name}${rank}|${local_rank}]:"}};
+  std::string error;
+  auto specs = BuildWorkerSpecs(options, env, Layout(1, 2, 2), kFacts, logs, &error);
+  REQUIRE(specs);
+  CHECK((*specs)[0].streams.prefix == "[trainer2|0]:");
+  CHECK((*specs)[1].streams.prefix == "[trainer3|1]:");
+  auto plain = BuildWorkerSpecs(options, EnvMap{}, Layout(1, 2, 2), kFacts, logs, &error);
+  REQUIRE(plain);
+  CHECK((*plain)[1].streams.prefix == "[trainer1]:");  // torchrun's default: the local rank
+  logs.CleanUpAtExit();
+}
+
 TEST_CASE("Worker specs: a hidden rank keeps its stderr in its file without -r/-t",
           "[agent][worker_specs]") {
   const LaunchOptions options =

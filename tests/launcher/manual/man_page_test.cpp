@@ -42,6 +42,10 @@ TEST_CASE("the man page lists every option of the table, in the table's order, a
   CHECK(page.find(".SH ENVIRONMENT", previous) != std::string::npos);
   CHECK(page.find(".SH EXIT STATUS") != std::string::npos);
   CHECK(page.find("/usr/lib/cpplaunch/bin/torchrun") != std::string::npos);
+  // Every rendezvous backend a multi-host job can use is named, the etcd one included.
+  CHECK(page.find("static, c10d or etcd\\-v3 rendezvous") != std::string::npos);
+  CHECK(page.find(".B TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT") != std::string::npos);
+  CHECK(page.find(".B TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE") != std::string::npos);
 }
 
 TEST_CASE("no line of the page is read as a roff request by accident") {

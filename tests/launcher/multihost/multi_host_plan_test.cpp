@@ -125,6 +125,10 @@ TEST_CASE("torchrun's rendezvous defaults, and fractions of seconds for short te
   CHECK(quick.channel.keep_alive_max_attempt == 2);
   CHECK(quick.rendezvous.last_call_timeout == milliseconds(1250));
   CHECK(quick.rendezvous.read_timeout == seconds(7));
+  CHECK(Plan({"--nnodes=2", "--exit-barrier-timeout=2.5", "--rdzv-backend=c10d",
+              "--rdzv-endpoint=h:1"},
+             LocalIs(""))
+            .exit_barrier_timeout == milliseconds(2500));
   CHECK(quick.channel.read_timeout == seconds(7));  // one read timeout for both
 }
 

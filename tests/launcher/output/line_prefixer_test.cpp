@@ -26,7 +26,12 @@ TEST_CASE("FormatLinePrefix substitutes a template as Python's safe_substitute",
   CHECK(FormatLinePrefix("$role_name-$local_rank|${rank}", "trainer", 5, 1) == "trainer-1|5");
   CHECK(FormatLinePrefix("$$rank $other ${other} $ ${rank $9", "r", 5, 1) ==
         "$rank $other ${other} $ ${rank $9");
-  CHECK(FormatLinePrefix("", "r", 5, 1) == "");
+}
+
+TEST_CASE("FormatLinePrefix treats an empty template as none, as torchrun's truth test does",
+          "[launcher][prefix]") {
+  // torch 2.6's LocalElasticAgent: `if self._log_line_prefix_template:` ("" is false).
+  CHECK(FormatLinePrefix("", "r", 5, 1) == "[r1]:");
 }
 
 TEST_CASE("LinePrefixer prefixes every complete line of one chunk", "[launcher][prefix]") {
