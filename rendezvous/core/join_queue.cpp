@@ -20,16 +20,19 @@ bool ToInt(std::string_view text, int64_t min, int64_t max, int64_t* out) {
 
 std::optional<QueuedJoin> ParseLine(std::string_view line) {
   const std::vector<std::string_view> f = Split(line, ',');
-  if (f.size() != 7 || f[0].empty() || f[0].size() > record_limits::kMaxNodeIdBytes) {
+  // The 8th field, the lost seat, is written only when there is one.
+  if ((f.size() != 7 && f.size() != 8) || f[0].empty() ||
+      f[0].size() > record_limits::kMaxNodeIdBytes) {
     return std::nullopt;
   }
-  int64_t attempt, min_nodes, max_nodes, last_call, min_round, restart;
+  int64_t attempt, min_nodes, max_nodes, last_call, min_round, restart, lost_seat = -1;
   namespace limits = record_limits;
   if (!ToInt(f[1], 0, INT64_MAX, &attempt) || !ToInt(f[2], 1, limits::kMaxNodes, &min_nodes) ||
       !ToInt(f[3], min_nodes, limits::kMaxNodes, &max_nodes) ||
       !ToInt(f[4], 0, INT64_MAX / 2, &last_call) ||
       !ToInt(f[5], 0, limits::kMaxCount, &min_round) ||
-      !ToInt(f[6], 0, limits::kMaxCount, &restart)) {
+      !ToInt(f[6], 0, limits::kMaxCount, &restart) ||
+      (f.size() == 8 && !ToInt(f[7], 0, limits::kMaxNodes - 1, &lost_seat))) {
     return std::nullopt;
   }
   QueuedJoin join;
@@ -40,6 +43,7 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
   join.request.last_call_timeout = std::chrono::milliseconds(last_call);
   join.request.min_round = min_round;
   join.request.restart_count = static_cast<int>(restart);
+  join.request.lost_seat = static_cast<int>(lost_seat);
   return join;
 }
 
@@ -49,7 +53,8 @@ std::string EncodeJoinLine(const QueuedJoin& join) {
   const JoinRequest& r = join.request;
   return r.node_id + "," + std::to_string(join.attempt) + "," + std::to_string(r.min_nodes) + "," +
          std::to_string(r.max_nodes) + "," + std::to_string(r.last_call_timeout.count()) + "," +
-         std::to_string(r.min_round) + "," + std::to_string(r.restart_count) + "\n";
+         std::to_string(r.min_round) + "," + std::to_string(r.restart_count) +
+         (r.lost_seat >= 0 ? "," + std::to_string(r.lost_seat) : "") + "\n";
 }
 
 std::optional<std::vector<QueuedJoin>> ParseJoinQueue(std::string_view queue, int64_t skip,

@@ -6,7 +6,8 @@
 // arriving together cost a few writes of the state instead of N. Pure.
 //
 // A line is
-// "<node_id>,<attempt>,<min_nodes>,<max_nodes>,<last_call_ms>,<min_round>,<restart_count>\n". Node
+// "<node_id>,<attempt>,<min_nodes>,<max_nodes>,<last_call_ms>,<min_round>,<restart_count>\n", with
+// ",<lost_seat>" before the '\n' when the request names one (JoinRequest::lost_seat). Node
 // ids hold no ',' or '\n' (NodeInfo::Decode). `attempt` numbers one agent's joins (its calls of
 // Next()), so that its answer key is new for each.
 
@@ -29,7 +30,8 @@ struct QueuedJoin {
            a.request.max_nodes == b.request.max_nodes &&
            a.request.last_call_timeout == b.request.last_call_timeout &&
            a.request.min_round == b.request.min_round &&
-           a.request.restart_count == b.request.restart_count;
+           a.request.restart_count == b.request.restart_count &&
+           a.request.lost_seat == b.request.lost_seat;
   }
 };
 
