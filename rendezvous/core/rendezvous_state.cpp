@@ -101,6 +101,17 @@ std::string JoinInts(const std::vector<int>& items) {
   return out;
 }
 
+// Sorts the nodes a batch admitted into the sorted participants, in O(N log N) for the batch.
+void MergeJoined(std::vector<std::string>* participants, std::vector<std::string> joined) {
+  std::sort(joined.begin(), joined.end());
+  std::vector<std::string> merged;
+  merged.reserve(participants->size() + joined.size());
+  std::merge(std::make_move_iterator(participants->begin()),
+             std::make_move_iterator(participants->end()), std::make_move_iterator(joined.begin()),
+             std::make_move_iterator(joined.end()), std::back_inserter(merged));
+  *participants = std::move(merged);
+}
+
 // The round completes: its group order is fixed (seats.h) and its participants wake up.
 void FinishRound(RendezvousState* state) {
   state->complete = true;
@@ -447,13 +458,7 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
       ++s.epoch;
     }
   }
-  std::sort(joined.begin(), joined.end());
-  std::vector<std::string> merged;
-  merged.reserve(s.participants.size() + joined.size());
-  std::merge(std::make_move_iterator(s.participants.begin()),
-             std::make_move_iterator(s.participants.end()), std::make_move_iterator(joined.begin()),
-             std::make_move_iterator(joined.end()), std::back_inserter(merged));
-  s.participants = std::move(merged);
+  MergeJoined(&s.participants, std::move(joined));
   if (completed_now) {
     s.complete = false;
     --s.epoch;

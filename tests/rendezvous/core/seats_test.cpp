@@ -91,6 +91,20 @@ TEST_CASE("Survivors slower than two spares keep their seats; one spare waits",
   CHECK(table.state->wait_list.empty());
 }
 
+TEST_CASE("A spare that dies before the round completes frees the seat for another",
+          "[rendezvous][seats]") {
+  Table table = RunningJob(3);
+  table.Step(Node("n4", 3, 3, 1, 1));
+  table.Step(Node("n0", 3, 3));
+  CHECK(table.Step(Node("n1", 3, 3)).action == JoinAction::kWait);
+  CHECK(table.state->RankOf("n1") < 0);
+  table.state = WithoutNode(*table.state, "n0");  // its liveness key went with its connection
+  CHECK(table.Step(Node("n1", 3, 3)).action == JoinAction::kWait);
+  CHECK(table.state->RankOf("n1") >= 0);
+  CHECK(table.Step(Node("n2", 3, 3, 1, 1)).action == JoinAction::kDone);
+  CHECK(table.state->seats == std::vector<std::string>{"n2", "n1", "n4"});
+}
+
 TEST_CASE("A round whose seats are all taken completes without its last call",
           "[rendezvous][seats]") {
   Table table = RunningJob(2);  // --nnodes=2:3, completed at its last call with 3
