@@ -8,6 +8,7 @@
 #include "launcher/multihost/free_port.h"
 #include "launcher/multihost/host_info.h"
 #include "launcher/multihost/start_store.h"
+#include "rendezvous/core/join_steps.h"
 #include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
@@ -276,8 +277,8 @@ void MultiHostJob::Decide(const AttemptResult& result, const RoundEnd& end,
   session_.CloseChannel();
   AttemptDecision decision = AfterRoundEnd(result, end, restart_count_, max_restarts_);
   if (decision.next == NextStep::kNextAttempt) {
-    next_round_ =
-        RoundTransition{session_.round().round, restart_count_, decision.consumes_restart};
+    next_round_ = RoundTransition{session_.round().round, restart_count_, decision.consumes_restart,
+                                  LostSeat(end)};
   } else {
     // Late hosts of a dynamic job learn that it failed instead of waiting for a round.
     session_.CloseRendezvous("the job failed: " + end.Describe());

@@ -5,6 +5,7 @@
 #include "rendezvous/c10d/store_steps.h"
 #include "rendezvous/c10d/write_turn.h"
 #include "rendezvous/core/join_steps.h"
+#include "rendezvous/core/seats.h"
 
 namespace cpplaunch {
 namespace {
@@ -286,8 +287,9 @@ Rendezvous::Task<void> DynamicRendezvous::Leave(Snapshot snapshot) {
 Rendezvous::Task<void> DynamicRendezvous::PublishAssignments(const RendezvousState& state) {
   const std::string& me = settings_.self.node_id;
   if (co_await client_.Claim(keys_.Publisher(state.round), me) != me) co_return;
+  const std::vector<std::string> order = GroupOrder(state);  // by group rank (seats.h)
   std::vector<std::string> keys;
-  for (const auto& id : state.participants) keys.push_back(keys_.Node(id));
+  for (const auto& id : order) keys.push_back(keys_.Node(id));
   std::vector<int> local_world_sizes;
   for (const Bytes& value : co_await client_.MultiGet(std::move(keys))) {
     std::string error;
@@ -299,7 +301,7 @@ Rendezvous::Task<void> DynamicRendezvous::PublishAssignments(const RendezvousSta
   std::vector<std::string> assign_keys;
   std::vector<Bytes> values;
   for (const RoundAssignment& assignment : all) {
-    assign_keys.push_back(keys_.Assign(state.round, state.participants[assignment.group_rank]));
+    assign_keys.push_back(keys_.Assign(state.round, order[assignment.group_rank]));
     values.push_back(assignment.Encode());
   }
   co_await client_.MultiSet(std::move(assign_keys), std::move(values));

@@ -20,18 +20,20 @@ bool ToInt(std::string_view text, int64_t min, int64_t max, int64_t* out) {
 
 std::optional<QueuedJoin> ParseLine(std::string_view line) {
   const std::vector<std::string_view> f = Split(line, ',');
-  if ((f.size() != 7 && f.size() != 8) || f[0].empty() ||
-      f[0].size() > record_limits::kMaxNodeIdBytes ||
-      (f.size() == 8 && f[7].size() > record_limits::kMaxCommandDigestBytes)) {
+  // Optional trailing fields: the 8th, the lost seat (-1: none), is written when there is one or
+  // when a 9th, the command digest, follows.
+  if (f.size() < 7 || f.size() > 9 || f[0].empty() || f[0].size() > record_limits::kMaxNodeIdBytes ||
+      (f.size() == 9 && f[8].size() > record_limits::kMaxCommandDigestBytes)) {
     return std::nullopt;
   }
-  int64_t attempt, min_nodes, max_nodes, last_call, min_round, restart;
+  int64_t attempt, min_nodes, max_nodes, last_call, min_round, restart, lost_seat = -1;
   namespace limits = record_limits;
   if (!ToInt(f[1], 0, INT64_MAX, &attempt) || !ToInt(f[2], 1, limits::kMaxNodes, &min_nodes) ||
       !ToInt(f[3], min_nodes, limits::kMaxNodes, &max_nodes) ||
       !ToInt(f[4], 0, INT64_MAX / 2, &last_call) ||
       !ToInt(f[5], 0, limits::kMaxCount, &min_round) ||
-      !ToInt(f[6], 0, limits::kMaxCount, &restart)) {
+      !ToInt(f[6], 0, limits::kMaxCount, &restart) ||
+      (f.size() >= 8 && !ToInt(f[7], -1, limits::kMaxNodes - 1, &lost_seat))) {
     return std::nullopt;
   }
   QueuedJoin join;
@@ -42,7 +44,8 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
   join.request.last_call_timeout = std::chrono::milliseconds(last_call);
   join.request.min_round = min_round;
   join.request.restart_count = static_cast<int>(restart);
-  if (f.size() == 8) join.request.command_digest = std::string(f[7]);
+  join.request.lost_seat = static_cast<int>(lost_seat);
+  if (f.size() == 9) join.request.command_digest = std::string(f[8]);
   return join;
 }
 
@@ -53,7 +56,10 @@ std::string EncodeJoinLine(const QueuedJoin& join) {
   return r.node_id + "," + std::to_string(join.attempt) + "," + std::to_string(r.min_nodes) + "," +
          std::to_string(r.max_nodes) + "," + std::to_string(r.last_call_timeout.count()) + "," +
          std::to_string(r.min_round) + "," + std::to_string(r.restart_count) +
-         (r.command_digest.empty() ? "" : "," + r.command_digest) + "\n";
+         (!r.command_digest.empty() ? "," + std::to_string(r.lost_seat) + "," + r.command_digest
+          : r.lost_seat >= 0        ? "," + std::to_string(r.lost_seat)
+                                    : "") +
+         "\n";
 }
 
 std::optional<std::vector<QueuedJoin>> ParseJoinQueue(std::string_view queue, int64_t skip,

@@ -6,9 +6,10 @@
 // arriving together cost a few writes of the state instead of N. Pure.
 //
 // A line is
-// "<node_id>,<attempt>,<min_nodes>,<max_nodes>,<last_call_ms>,<min_round>,<restart_count>\n",
-// with ",<command_digest>" before the '\n' when the request has one (an agent that predates it
-// writes seven fields). Node ids hold no ',' or '\n' (NodeInfo::Decode), digests are hex.
+// "<node_id>,<attempt>,<min_nodes>,<max_nodes>,<last_call_ms>,<min_round>,<restart_count>\n", with
+// ",<lost_seat>" before the '\n' when the request names one (JoinRequest::lost_seat), and
+// ",<lost_seat>,<command_digest>" (-1: no lost seat) when it has a digest (an agent that predates
+// either writes seven fields). Node ids hold no ',' or '\n' (NodeInfo::Decode), digests are hex.
 // `attempt` numbers one agent's joins (its calls of Next()), so that its answer key is new for
 // each.
 
@@ -32,7 +33,8 @@ struct QueuedJoin {
            a.request.last_call_timeout == b.request.last_call_timeout &&
            a.request.min_round == b.request.min_round &&
            a.request.restart_count == b.request.restart_count &&
-           a.request.command_digest == b.request.command_digest;
+           a.request.command_digest == b.request.command_digest &&
+           a.request.lost_seat == b.request.lost_seat;
   }
 };
 

@@ -23,7 +23,13 @@ JoinRequest JoinRequestFor(const RendezvousSettings& settings,
   me.last_call_timeout = settings.last_call_timeout;
   me.min_round = previous ? previous->round + 1 : 0;
   me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
+  me.lost_seat = previous ? previous->lost_group_rank : -1;
   return me;
+}
+
+int LostSeat(const RoundEnd& end) {
+  const bool gone = end.kind == RoundEndKind::kPeerLost || end.kind == RoundEndKind::kAgentStopped;
+  return gone ? end.node_rank : -1;
 }
 
 std::chrono::steady_clock::time_point WakeTime(std::chrono::steady_clock::time_point deadline,

@@ -29,6 +29,11 @@ int64_t WallMs();
 JoinRequest JoinRequestFor(const RendezvousSettings& settings,
                            const std::optional<RoundTransition>& previous);
 
+// The group rank whose host `end` says the round lost for good (its agent died, went silent or
+// stopped), for RoundTransition::lost_group_rank; -1 when the end names no such host (a worker
+// failure: the host comes back and keeps its seat).
+int LostSeat(const RoundEnd& end);
+
 // When a waiting node looks at the state again if nothing changes: the earliest of `deadline`,
 // the next progress line and the wall-clock wake-up `wake_at_ms` (0: none), given the clocks'
 // readings `now` and `now_ms`.

@@ -123,6 +123,9 @@ struct RoundTransition {
   int64_t round = 0;      // the round that ended
   int restart_count = 0;  // its restart count
   bool failure = true;    // true: the new round consumes a restart (count + 1)
+  // The group rank whose host the round lost (its agent died or went silent: the round's end
+  // named it), -1 for none: a spare may take it in the next round (seats.h).
+  int lost_group_rank = -1;
 };
 
 class AsyncStoreClient;

@@ -1,13 +1,16 @@
 #include "rendezvous/core/rendezvous_state.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <set>
 
 #include "base/text.h"
 #include "rendezvous/core/node_info.h"
 #include "rendezvous/core/record_limits.h"
+#include "rendezvous/core/seats.h"
 #include "rendezvous/core/text_record.h"
 
 namespace cpplaunch {
@@ -57,6 +60,68 @@ bool ReadList(const TextRecord& fields, std::string_view key, std::size_t max_by
   return true;
 }
 
+// The seats of a decoded state (seats.h): at most max_nodes distinct ids, and in a complete round
+// exactly its participants; the vacant seats ascending indexes into them. Both optional.
+bool ReadSeats(const TextRecord& fields, std::size_t max_bytes, RendezvousState* state,
+               std::string* error) {
+  std::string text;
+  if (!fields.GetText("seats", max_bytes, &text, error)) return false;
+  std::vector<std::string> seats = ParseList(text);
+  std::vector<std::string> sorted = seats;
+  std::sort(sorted.begin(), sorted.end());
+  const bool distinct = std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+  const bool empty_id = std::find(sorted.begin(), sorted.end(), std::string()) != sorted.end();
+  if (static_cast<int64_t>(seats.size()) > state->max_nodes || !distinct || empty_id ||
+      (state->complete && !seats.empty() && sorted != state->participants)) {
+    *error = "rendezvous state field 'seats' is not " +
+             std::string(state->complete ? "a permutation of the participants"
+                                         : "a list of at most max_nodes distinct node ids");
+    return false;
+  }
+  std::vector<std::string> vacant;
+  if (!fields.GetText("vacant", max_bytes, &text, error)) return false;
+  for (const std::string& item : ParseList(text)) {
+    int seat = -1;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), seat);
+    if (ec != std::errc() || end != item.data() + item.size() || seat < 0 ||
+        seat >= static_cast<int>(seats.size()) ||
+        (!state->vacant.empty() && seat <= state->vacant.back())) {
+      *error = "rendezvous state field 'vacant' is not ascending seats of 'seats'";
+      return false;
+    }
+    state->vacant.push_back(seat);
+  }
+  state->seats = std::move(seats);
+  return true;
+}
+
+std::string JoinInts(const std::vector<int>& items) {
+  std::string out;
+  for (int item : items) out += (out.empty() ? "" : ",") + std::to_string(item);
+  return out;
+}
+
+// Sorts the nodes a batch admitted into the sorted participants, in O(N log N) for the batch.
+void MergeJoined(std::vector<std::string>* participants, std::vector<std::string> joined) {
+  std::sort(joined.begin(), joined.end());
+  std::vector<std::string> merged;
+  merged.reserve(participants->size() + joined.size());
+  std::merge(std::make_move_iterator(participants->begin()),
+             std::make_move_iterator(participants->end()), std::make_move_iterator(joined.begin()),
+             std::make_move_iterator(joined.end()), std::back_inserter(merged));
+  *participants = std::move(merged);
+}
+
+// The round completes: its group order is fixed (seats.h) and its participants wake up.
+void FinishRound(RendezvousState* state) {
+  state->complete = true;
+  state->last_call_deadline_ms = 0;
+  ++state->epoch;
+  if (!state->seats.empty()) state->seats = SeatOrder(*state);
+  state->vacant.clear();
+  state->seats_until_ms = 0;
+}
+
 // Participants are kept sorted: a node's rank is its index, so every agent derives the same
 // ranks from the same state whatever the order in which the nodes joined.
 void InsertSorted(std::vector<std::string>* list, const std::string& item) {
@@ -94,10 +159,8 @@ JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t
   // Hosts may come from different attempts; the job's restart count only grows.
   next.restart_count = std::max(next.restart_count, me.restart_count);
   const auto size = static_cast<int>(next.participants.size());
-  if (size >= next.max_nodes) {
-    next.complete = true;
-    next.last_call_deadline_ms = 0;
-    ++next.epoch;
+  if (size >= next.max_nodes || SeatBook(next, now_ms).Filled(size)) {
+    FinishRound(&next);
   } else if (size >= next.min_nodes && next.last_call_deadline_ms == 0) {
     next.last_call_deadline_ms = now_ms + me.last_call_timeout.count();
     ++next.epoch;
@@ -111,7 +174,7 @@ bool OfTheSameCommand(const RendezvousState& state, const JoinRequest& me) {
          state.command_digest == me.command_digest;
 }
 
-RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
+RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me, int64_t now_ms) {
   RendezvousState next;
   next.version = old.version;
   next.epoch = old.epoch + 1;
@@ -121,19 +184,32 @@ RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me) {
   next.max_nodes = old.max_nodes;
   next.command_digest = old.command_digest;
   next.admitted = old.admitted;  // the join queue's lines stay applied
+  // Returning hosts keep their group ranks (seats.h).
+  next.seats = old.complete ? GroupOrder(old) : old.seats;
+  if (!old.complete) next.vacant = old.vacant;
+  if (!next.seats.empty()) next.seats_until_ms = now_ms + me.last_call_timeout.count();
+  MarkVacant(&next, me);
   return next;
 }
 
 JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& me, int64_t now_ms) {
   if (state.RankOf(me.node_id) < 0) {
-    if (static_cast<int>(state.participants.size()) < state.max_nodes) {
+    if (static_cast<int>(state.participants.size()) < state.max_nodes &&
+        SeatBook(state, now_ms).MayJoin(me.node_id)) {
       return AddParticipant(state, me, now_ms);
     }
-    return Wait(state, 0);  // cannot happen: reaching MAX completes the round
+    // Every free seat is taken (reaching MAX completes the round): a spare for the next round,
+    // unless the reservations lapse first.
+    return Wait(state, now_ms < state.seats_until_ms ? state.seats_until_ms : 0);
   }
   if (me.restart_count > state.restart_count) {
     RendezvousState next = state;
     next.restart_count = me.restart_count;
+    return Write(std::move(next));
+  }
+  if (SeatBook(state, now_ms).Filled(static_cast<int>(state.participants.size()))) {
+    RendezvousState next = state;  // a seat was vacated after its newcomer joined
+    FinishRound(&next);
     return Write(std::move(next));
   }
   if (auto next = CompletedAtLastCall(state, now_ms)) {
@@ -142,11 +218,15 @@ JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& m
     decision.next = std::move(*next);
     return decision;
   }
-  return Wait(state, state.last_call_deadline_ms);
+  int64_t wake_at_ms = state.last_call_deadline_ms;
+  if (now_ms < state.seats_until_ms && (wake_at_ms == 0 || state.seats_until_ms < wake_at_ms)) {
+    wake_at_ms = state.seats_until_ms;  // the seats may fill when their reservations lapse
+  }
+  return Wait(state, wake_at_ms);
 }
 
 JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me) {
-  int rank = state.RankOf(me.node_id);
+  const int rank = GroupRankOf(state, me.node_id);
   if (rank >= 0) {
     JoinDecision decision;
     decision.action = JoinAction::kDone;
@@ -184,6 +264,9 @@ std::string RendezvousState::Encode() const {
       .Add("closed_reason", closed_reason)
       .AddInt("admitted", admitted);
   if (!command_digest.empty()) out.Add("command_digest", command_digest);
+  if (!seats.empty()) out.Add("seats", Join(seats));
+  if (seats_until_ms != 0) out.AddInt("seats_until_ms", seats_until_ms);
+  if (!vacant.empty()) out.Add("vacant", JoinInts(vacant));
   return out.text();
 }
 
@@ -209,6 +292,10 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
       !fields->GetInt64In("epoch", 0, INT64_MAX, &state.epoch, error)) {
     return std::nullopt;
   }
+  if (!fields->Text("seats_until_ms").empty() &&
+      !fields->GetInt64In("seats_until_ms", 0, INT64_MAX, &state.seats_until_ms, error)) {
+    return std::nullopt;
+  }
   if (!fields->Text("admitted").empty() &&
       !fields->GetInt64In("admitted", 0, INT64_MAX, &state.admitted, error)) {
     return std::nullopt;
@@ -225,7 +312,8 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
       static_cast<std::size_t>(state.max_nodes) * (limits::kMaxNodeIdBytes + 1);
   if (!ReadList(*fields, "participants", max_list_bytes, state.max_nodes, &state.participants,
                 error) ||
-      !ReadList(*fields, "wait_list", max_list_bytes, limits::kMaxNodes, &state.wait_list, error)) {
+      !ReadList(*fields, "wait_list", max_list_bytes, limits::kMaxNodes, &state.wait_list, error) ||
+      !ReadSeats(*fields, max_list_bytes, &state, error)) {
     return std::nullopt;
   }
   return state;
@@ -280,8 +368,16 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
         "host's: two jobs with the same --rdzv-id? give each job its own --rdzv-id";
     return decision;
   }
-  if (state.round < me.min_round) return AddParticipant(NewRound(state, me), me, now_ms);
-  if (!state.complete) return DecideIncomplete(state, me, now_ms);
+  if (state.round < me.min_round) {
+    return AddParticipant(NewRound(state, me, now_ms), me, now_ms);
+  }
+  if (!state.complete) {
+    RendezvousState marked = state;
+    if (!MarkVacant(&marked, me)) return DecideIncomplete(state, me, now_ms);
+    JoinDecision decision = DecideIncomplete(marked, me, now_ms);
+    // The vacant seat is news for the others even when this node has nothing else to write.
+    return decision.action == JoinAction::kWait ? Write(std::move(marked)) : decision;
+  }
   return DecideComplete(state, me);
 }
 
@@ -289,6 +385,8 @@ std::string EncodeSummary(const RendezvousState& state) {
   RendezvousState cut = state;
   cut.participants.resize(std::min(cut.participants.size(), StateSummary::kSummaryIds));
   cut.wait_list.resize(std::min(cut.wait_list.size(), StateSummary::kSummaryIds));
+  cut.seats.clear();  // a summary is not read for ranks
+  cut.vacant.clear();
   TextRecordBuilder joined;
   joined.AddInt("joined", static_cast<int64_t>(state.participants.size()));
   return cut.Encode() + joined.text();
@@ -314,9 +412,7 @@ std::optional<RendezvousState> CompletedAtLastCall(const RendezvousState& state,
     return std::nullopt;
   }
   RendezvousState next = state;
-  next.complete = true;
-  next.last_call_deadline_ms = 0;
-  ++next.epoch;
+  FinishRound(&next);
   ++next.version;
   return next;
 }
@@ -340,6 +436,13 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
   std::vector<std::string> joined;
   std::set<std::string_view> seen;
   auto size = static_cast<int>(s.participants.size());
+  // Rebuilt (linear) only when the seats change: a new round, a vacant seat marked.
+  auto book = std::make_unique<SeatBook>(s, now_ms);
+  bool completed_now = false;
+  auto rebuild = [&] {
+    book = std::make_unique<SeatBook>(s, now_ms);
+    for (const auto& id : joined) book->Add(id);
+  };
   for (size_t i = first; i < requests.size(); ++i) {
     const JoinRequest& r = requests[i];
     if (s.closed || s.min_nodes != r.min_nodes || s.max_nodes != r.max_nodes ||
@@ -350,39 +453,42 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
       // A restarted host opens the next round, as DecideJoin would; whoever joined the old one
       // in this batch must look again.
       for (size_t j = 0; j < i; ++j) out.admitted[j] = false;
-      s = NewRound(s, r);
+      s = NewRound(s, r, now_ms);
       joined.clear();
       seen.clear();
       size = 0;
+      completed_now = false;
+      rebuild();
     }
     if (s.complete) continue;
+    if (MarkVacant(&s, r)) rebuild();
     if (s.RankOf(r.node_id) >= 0 || seen.count(r.node_id)) {
       out.admitted[i] = true;  // asked again (a retry): already in
       s.restart_count = std::max(s.restart_count, r.restart_count);
       continue;
     }
-    if (size >= s.max_nodes) continue;
+    if (size >= s.max_nodes || !book->MayJoin(r.node_id)) continue;
     joined.push_back(r.node_id);
     seen.insert(r.node_id);
+    book->Add(joined.back());
     out.admitted[i] = true;
     s.restart_count = std::max(s.restart_count, r.restart_count);
     ++size;
-    if (size >= s.max_nodes) {
-      s.complete = true;
-      s.last_call_deadline_ms = 0;
+    if (size >= s.max_nodes || book->Filled(size)) {
+      s.complete = true;  // FinishRound once the participants are merged, below
+      completed_now = true;
       ++s.epoch;
     } else if (size >= s.min_nodes && s.last_call_deadline_ms == 0) {
       s.last_call_deadline_ms = now_ms + r.last_call_timeout.count();
       ++s.epoch;
     }
   }
-  std::sort(joined.begin(), joined.end());
-  std::vector<std::string> merged;
-  merged.reserve(s.participants.size() + joined.size());
-  std::merge(std::make_move_iterator(s.participants.begin()),
-             std::make_move_iterator(s.participants.end()), std::make_move_iterator(joined.begin()),
-             std::make_move_iterator(joined.end()), std::back_inserter(merged));
-  s.participants = std::move(merged);
+  MergeJoined(&s.participants, std::move(joined));
+  if (completed_now) {
+    s.complete = false;
+    --s.epoch;
+    FinishRound(&s);
+  }
   for (const auto& id : seen) Erase(&s.wait_list, id);
   s.version = (current ? current->version : 0) + 1;
   if (s.epoch != epoch_before) s.epoch = epoch_before + 1;

@@ -12,7 +12,9 @@
 //     sees the deadline passed with >= MIN participants completes it;
 //   - a node that finds the round complete without it joins the wait list (when the round is not
 //     full), which tells the running participants to restart for a new round;
-//   - ranks are the positions of the node ids in sorted order;
+//   - ranks are the positions of the node ids in sorted order in a job's first round; later
+//     rounds keep every returning host's group rank and give lost hosts' ranks to newcomers
+//     (seats.h);
 //   - a closed rendezvous (job finished or failed for good) admits nobody.
 // Differences, by design: rounds are opened explicitly (a node restarting after round r asks for
 // a round >= r + 1, so a dead participant cannot hold the next round back), and the restart count
@@ -41,7 +43,7 @@ struct RendezvousState {
   bool complete = false;
   bool closed = false;
   int64_t last_call_deadline_ms = 0;      // wall-clock ms since the epoch; 0 = not armed
-  std::vector<std::string> participants;  // node ids, sorted: rank = index
+  std::vector<std::string> participants;  // node ids, sorted (group order: seats.h)
   std::vector<std::string> wait_list;     // node ids, sorted
   std::string closed_reason;              // one line; set with closed
   // Lines of the join queue (join_queue.h) applied so far by AdmitJoins. Optional on the wire
@@ -51,6 +53,16 @@ struct RendezvousState {
   // node's, as min_nodes is: two jobs that share a --rdzv-id must not train together. Optional
   // on the wire ("" when absent: not compared).
   std::string command_digest;
+  // Node ids by group rank (seats.h): while the round is open, the previous complete round's;
+  // once it is complete, its own (a permutation of the participants). Empty in a job's first
+  // round (ranks are then the sorted positions). Optional on the wire.
+  std::vector<std::string> seats;
+  // Open round: the seats (indexes into `seats`, ascending) whose host was lost, for newcomers to
+  // take. Optional on the wire.
+  std::vector<int> vacant;
+  // Open round with seats: when the seats' reservations lapse (wall-clock ms, seats.h). Optional
+  // on the wire (0 when absent: they never do).
+  int64_t seats_until_ms = 0;
 
   // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
   std::string Encode() const;
@@ -60,7 +72,9 @@ struct RendezvousState {
   // max_nodes, lists with empty, overlong, unsorted or duplicate ids.
   static std::optional<RendezvousState> Decode(std::string_view text, std::string* error);
 
-  int RankOf(std::string_view node_id) const;  // -1 when not a participant
+  // The position in the sorted participants, -1 when not a participant. The group rank only
+  // when the round has no seats: GroupRankOf (seats.h) gives it in every case.
+  int RankOf(std::string_view node_id) const;
   bool IsWaiting(std::string_view node_id) const;
   friend bool operator==(const RendezvousState&, const RendezvousState&) = default;
 };
@@ -77,6 +91,9 @@ struct JoinRequest {
   int restart_count = 0;
   // The digest of the command this node's workers run ("" = not compared).
   std::string command_digest;
+  // The group rank whose host the previous round lost (its end named it), -1 for none: the seat
+  // is marked vacant in the round asked for (seats.h).
+  int lost_seat = -1;
 };
 
 enum class JoinAction {
@@ -91,7 +108,7 @@ struct JoinDecision {
   JoinAction action = JoinAction::kWait;
   RendezvousState next;    // kWrite: the proposed state; kDone/kWait: the state read
   int64_t wake_at_ms = 0;  // kWait: re-decide at this wall-clock time (0 = only on a change)
-  int rank = -1;           // kDone
+  int rank = -1;           // kDone: the group rank
   std::string message;     // kClosed, kMismatch
 };
 

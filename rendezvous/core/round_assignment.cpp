@@ -69,7 +69,8 @@ std::optional<RoundAssignment> RoundAssignment::Decode(std::string_view text, st
 
 std::vector<RoundAssignment> AssignRound(const RendezvousState& state,
                                          const std::vector<int>& local_world_sizes) {
-  const int size = static_cast<int>(state.participants.size());
+  const std::vector<std::string> order = GroupOrder(state);
+  const int size = static_cast<int>(order.size());
   int64_t world_size = 0;
   for (int n : local_world_sizes) world_size += n;
   std::vector<RoundAssignment> all(size);
@@ -82,7 +83,7 @@ std::vector<RoundAssignment> AssignRound(const RendezvousState& state,
     a.group_world_size = size;
     a.base_rank = base_rank;
     a.world_size = world_size;
-    for (int peer : KnownRanks(rank, size)) a.peers.emplace_back(peer, state.participants[peer]);
+    for (int peer : KnownRanks(rank, size)) a.peers.emplace_back(peer, order[peer]);
     base_rank += local_world_sizes[rank];
   }
   return all;

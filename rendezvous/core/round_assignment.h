@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rendezvous/core/rendezvous_state.h"
+#include "rendezvous/core/seats.h"
 
 namespace cpplaunch {
 
@@ -45,8 +46,8 @@ std::vector<int> HeartbeatPeers(int self, int size);
 std::vector<int> KnownRanks(int group_rank, int group_world_size);
 
 // Every member's assignment for the complete round `state`, indexed by group rank (the position
-// in state.participants). local_world_sizes[i] belongs to participants[i]; the caller has read
-// them from the members' records, which NodeInfo::Decode bounds, so their sum fits int64.
+// in GroupOrder(state), seats.h). local_world_sizes[i] belongs to GroupOrder(state)[i]; the caller
+// has read them from the members' records, which NodeInfo::Decode bounds, so their sum fits int64.
 std::vector<RoundAssignment> AssignRound(const RendezvousState& state,
                                          const std::vector<int>& local_world_sizes);
 

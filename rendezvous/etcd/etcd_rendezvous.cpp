@@ -9,6 +9,7 @@
 #include "rendezvous/c10d/store_steps.h"
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/node_id.h"
+#include "rendezvous/core/seats.h"
 
 namespace cpplaunch {
 namespace asio = boost::asio;
@@ -317,7 +318,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
   std::vector<NodeInfo> members;
   std::vector<std::string> liveness_keys;
   std::vector<std::string> gone;
-  for (const auto& id : state.participants) {
+  for (const auto& id : GroupOrder(state)) {  // by group rank (seats.h)
     auto found = records.find(id);
     if (found == records.end()) {
       gone.push_back(id);
@@ -333,7 +334,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     RoundEnd notice;
     notice.kind = RoundEndKind::kPeerLost;
     notice.host = gone.front();
-    notice.node_rank = state.RankOf(gone.front());
+    notice.node_rank = GroupRankOf(state, gone.front());
     notice.detail = "its etcd lease expired before round " + std::to_string(state.round) +
                     " started, noticed by " + settings_.self.Label();
     RoundEnd winner = co_await link_->EndRound(state.round, notice);

@@ -231,6 +231,40 @@ TEST_CASE_METHOD(JoinedPair,
   CHECK(next.group_world_size() == 2);
 }
 
+TEST_CASE("etcd rendezvous: a spare takes a lost host's group rank, survivors keep theirs") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  std::vector<std::unique_ptr<Agent>> members;
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 1; i <= 3; ++i) members.push_back(std::make_unique<Agent>(io, run, i, 3, 3));
+  for (auto& agent : members) joins.push_back(Join(io, *agent));
+  std::vector<RendezvousResult> first;
+  for (auto& join : joins) first.push_back(Get(io, join));
+  // The spare (index 0) arrives at the full job and waits; its node id sorts first, so a fresh
+  // sort would move every survivor.
+  Agent spare(io, run, 0, 3, 3);
+  auto js = Join(io, spare);
+  REQUIRE_FALSE(RunUntil(
+      io, [&] { return js.wait_for(milliseconds(0)) == std::future_status::ready; },
+      milliseconds(500)));
+  REQUIRE(first[1].group_rank == 1);
+  members[1]->link->Close();  // group rank 1 dies; the others name its seat
+  const RoundTransition lost{first[0].round, first[0].restart_count, true, 1};
+  auto j0 = Join(io, *members[0], lost);
+  auto j2 = Join(io, *members[2], lost);
+  const RendezvousResult r0 = Get(io, j0);
+  const RendezvousResult r2 = Get(io, j2);
+  const RendezvousResult rs = Get(io, js);
+  CHECK(r0.round == 1);
+  CHECK(r0.restart_count == 1);
+  CHECK(r0.group_rank == first[0].group_rank);
+  CHECK(r2.group_rank == first[2].group_rank);
+  CHECK(rs.group_rank == 1);
+  CHECK(rs.base_rank == first[1].base_rank);
+  CHECK(rs.Member(1).node.hostname == "host0");
+  CHECK(r0.Member(1).node.hostname == "host0");
+}
+
 TEST_CASE("etcd rendezvous: a closed job admits nobody") {
   boost::asio::io_context io;
   const std::string run = NewRunId();

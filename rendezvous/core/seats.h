@@ -1,0 +1,69 @@
+#pragma once
+// Stable seats (issue 24): who gets which group rank in a dynamic round. Pure.
+//
+// A round opened after a complete one carries that round's group-rank order (state.seats). A host
+// that held a seat keeps it: the seat is reserved for it, newcomers cannot take it, and its group
+// rank (so every RANK of its workers) is the same as before. The seats whose host was lost (its
+// agent died, its connections closed or it went silent: the round's end named it) are vacant
+// (state.vacant): newcomers, spares first of all, take them in node-id order. When a vacant seat
+// finds no newcomer the round shrinks and the remaining seats close ranks in their old order (for
+// a job whose seats were never refilled that is the sorted order torchrun gives); newcomers
+// beyond the seats (a job growing) come after them. A round that has a vacant seat completes at
+// once when every reserved host and a newcomer for every vacant seat joined: no last call is
+// waited for. A round without carried seats (the first) ranks by sorted node id, as torchrun.
+//
+// A host can die without the round's end naming it (two hosts lost at once, or a worker of a
+// survivor failing first on the lost peer): its seat would be held for nobody. Reservations
+// therefore lapse last_call_timeout after the round was opened (state.seats_until_ms): from then
+// on any host may take a free seat, and a round with every seat taken completes.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "rendezvous/core/rendezvous_state.h"
+
+namespace cpplaunch {
+
+// The node ids of `state`'s participants by group rank: state.seats when the round is complete
+// and carries them, the sorted participants otherwise.
+std::vector<std::string> GroupOrder(const RendezvousState& state);
+
+// The group rank of `node_id` in `state` (GroupOrder's index), -1 when it is not a participant.
+// Linear when the round has seats.
+int GroupRankOf(const RendezvousState& state, std::string_view node_id);
+
+// The group-rank order the incomplete round `state` gets when it completes now (the rules above).
+std::vector<std::string> SeatOrder(const RendezvousState& state);
+
+// Marks the seat `me` saw lost (me.lost_seat) vacant in the round it asks for, when that is
+// `state`'s open round and the seat is a carried one not marked yet. Returns true when it did.
+bool MarkVacant(RendezvousState* state, const JoinRequest& me);
+
+// Who may still take a place in an incomplete round, counted once over its participants (linear)
+// and kept up to date as nodes are added. Holds views into `state`'s seats: `state` must outlive
+// it and keep its seats.
+class SeatBook {
+ public:
+  // `now_ms`: wall-clock ms, against state.seats_until_ms.
+  SeatBook(const RendezvousState& state, int64_t now_ms);
+  // The round has room for `node_id`: a reserved host always does (its seat waits for it), a
+  // newcomer while fewer newcomers than the free seats (MAX minus the reserved ones) joined.
+  // The caller checks that the round is below MAX.
+  bool MayJoin(std::string_view node_id) const;
+  void Add(std::string_view node_id);
+  // A seat was lost and every seat is taken by `size` participants: the round completes now.
+  bool Filled(int size) const;
+
+ private:
+  std::unordered_set<std::string_view> reserved_;
+  int max_nodes_ = 0;
+  int seats_ = 0;
+  bool any_vacant_ = false;  // or the reservations lapsed
+  int reserved_present_ = 0;
+  int newcomers_ = 0;
+};
+
+}  // namespace cpplaunch

@@ -1,0 +1,148 @@
+"""Hot spares (issue 24) on loopback, with real agents of a c10d job:
+
+  spare_takes_slot   3 member agents and 1 spare (--nnodes=3:3, the spare started when the job
+                     is full); one member that does not host the store is SIGKILLed with its
+                     workers. The spare takes its group rank, the survivors keep their GROUP_RANK
+                     and RANKs, the job counts one restart and ends 0. Measures the time from
+                     the SIGKILL to every worker of the next attempt running.
+  spare_takes_slot_elastic
+                     the same with --nnodes=2:3: the survivors alone reach MIN and arm the last
+                     call (30 s); the spare fills the last seat and the round completes at once.
+
+The workers are shell scripts (--no-python) that write their environment to a file, so that the
+measured time is the launcher's, not PyTorch's import.
+
+usage: spares_test.py CPPLAUNCH [scenario ...]
+Exit status: 0 all passed, 1 a failure.
+"""
+import os
+import signal
+import sys
+import time
+
+from agent_faults_test import LOCAL, TimedAgent, close, output
+from multihost_test import Failure, Job, check, free_port
+
+# Writes "RANK GROUP_RANK WORLD_SIZE" to w-<host>-<restart>-<local rank>, then sleeps: long in
+# the first attempt (to be killed), briefly after the restart (so that the job ends 0).
+WORKER = ('printf "%s %s %s\\n" "$RANK" "$GROUP_RANK" "$WORLD_SIZE" '
+          '> "$MH_STAMP_DIR/w.tmp.$MH_HOST.$LOCAL_RANK"; '
+          'mv "$MH_STAMP_DIR/w.tmp.$MH_HOST.$LOCAL_RANK" '
+          '"$MH_STAMP_DIR/w-$MH_HOST-$TORCHELASTIC_RESTART_COUNT-$LOCAL_RANK"; '
+          'if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then sleep 120; else sleep 2; fi')
+
+NPROC = 2
+
+
+def start(job, name, args):
+    argv = [job.cpplaunch] + args + ["--no-python", "/bin/sh", "-c", WORKER]
+    agent = TimedAgent(name, argv, job.env({"MH_HOST": name}))
+    job.agents.append(agent)
+    return agent
+
+
+def stamps(job, host, restart):
+    """{local rank: (RANK, GROUP_RANK, WORLD_SIZE)} of `host`'s workers in attempt `restart`."""
+    found = {}
+    for local in range(NPROC):
+        path = os.path.join(job.stamp_dir, f"w-{host}-{restart}-{local}")
+        if os.path.exists(path):
+            with open(path) as f:
+                found[local] = tuple(int(v) for v in f.read().split())
+    return found
+
+
+def wait_workers(job, hosts, restart, timeout):
+    """Waits until every worker of `hosts` ran in attempt `restart`; returns when (time.time())."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if all(len(stamps(job, h, restart)) == NPROC for h in hosts):
+            return time.time()
+        time.sleep(0.005)
+    raise Failure(f"workers of {hosts} did not run in attempt {restart}\n{output(job)}")
+
+
+def spare_takes_slot(cpplaunch, report, nnodes):
+    port = free_port()
+    job = Job(cpplaunch, {})
+    args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares", "--max-restarts=1",
+            f"--rdzv-endpoint={LOCAL}:{port}", f"--nproc-per-node={NPROC}",
+            "--rdzv-conf=join_timeout=60"]
+    try:
+        first = start(job, "m0", args)
+        check(first.wait_line("serves the job's store", 30) is not None,
+              f"m0 does not serve the store\n{output(job)}")
+        for name in ("m1", "m2"):
+            start(job, name, args)
+        members = ["m0", "m1", "m2"]
+        wait_workers(job, members, 0, 60)
+        before = {h: stamps(job, h, 0) for h in members}
+        spare = start(job, "spare", args)
+        check(spare.wait_line("this host waits for a free place", 20) is not None,
+              f"the spare never said it waits for a free place\n{output(job)}")
+        # The victim: the member that does not serve the store and has the middle group rank
+        # if it can, so that a fresh sort would move the other survivors.
+        victim_name = next((h for h in ("m1", "m2") if before[h][0][1] == 1), "m2")
+        victim = next(a for a in job.agents if a.name == victim_name)
+        lost_group_rank = before[victim_name][0][1]
+        killed_at = time.time()
+        victim.kill()  # the agent's process group: the agent and its workers
+        check(victim.wait(10) == -signal.SIGKILL, f"{victim_name} did not die")
+        survivors = [h for h in members if h != victim_name]
+        running_at = wait_workers(job, survivors + ["spare"], 1, 60)
+        codes = {a.name: a.wait(60) for a in job.agents if a is not victim}
+        out = output(job)
+        check(all(c == 0 for c in codes.values()), f"exit codes {codes}\n{out}")
+        for host in survivors:
+            check(stamps(job, host, 1) == before[host],
+                  f"{host}'s ranks moved: {before[host]} -> {stamps(job, host, 1)}\n{out}")
+        taken = stamps(job, "spare", 1)
+        check(taken == before[victim_name],
+              f"the spare got {taken}, not the lost host's {before[victim_name]}\n{out}")
+        check(f"complete: node rank {lost_group_rank} of 3" in spare.output,
+              f"the spare does not say which slot it took\n{out}")
+        delay = running_at - killed_at
+        report(f"--nnodes={nnodes}: member with group rank {lost_group_rank} SIGKILLed; the spare took its slot, "
+               f"survivors' ranks unchanged; every worker of attempt 1 running "
+               f"{delay * 1000:.0f} ms after the kill")
+        check(delay < 1.0, f"attempt 1 ran {delay:.2f} s after the kill (goal 1 s)\n{out}")
+    finally:
+        close(job)
+
+
+def scenario_spare_takes_slot(cpplaunch, report):
+    spare_takes_slot(cpplaunch, report, "3:3")
+
+
+def scenario_spare_takes_slot_elastic(cpplaunch, report):
+    # MIN reached by the survivors arms the 30 s last call; the spare filling the last seat
+    # completes the round at once.
+    spare_takes_slot(cpplaunch, report, "2:3")
+
+
+SCENARIOS = {
+    "spare_takes_slot": scenario_spare_takes_slot,
+    "spare_takes_slot_elastic": scenario_spare_takes_slot_elastic,
+}
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    cpplaunch = os.path.abspath(argv[1])
+    names = [a for a in argv[2:] if not a.startswith("--")] or list(SCENARIOS)
+    failed = []
+    for name in names:
+        started = time.time()
+        try:
+            SCENARIOS[name](cpplaunch, lambda line: print(f"  measured: {line}", flush=True))
+            print(f"PASS {name} ({time.time() - started:.1f} s)", flush=True)
+        except Failure as e:
+            failed.append(name)
+            print(f"FAIL {name}: {e}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
