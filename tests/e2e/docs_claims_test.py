@@ -1,5 +1,5 @@
 """What the docs say a user will see, checked against the real cpplaunch (issue 27, item 14): the
-symptom docs/migrating.md quotes for workers started by a python3 without torch, the port of a
+symptom docs/migrating.md quotes for workers started by a PYTHON_EXEC without torch, the port of a
 one-node Slurm step (docs/engines/slurm.md), and agents of one c10d job sharing a host
 (docs/multi-host.md). The quoted texts are read from the pages themselves, so a page that goes
 stale fails here. No PyTorch needed.
@@ -35,8 +35,8 @@ def free_port():
 class MigratingSymptom(unittest.TestCase):
     def test_workers_under_a_python_without_torch_say_what_the_page_quotes(self):
         text = page("migrating.md")
-        symptom = text.split("Symptom if wrong:", 1)[1].split("2. **", 1)[0]
-        quoted = re.findall(r"`([^`]+)`", symptom)[:2]  # the worker's line, then cpplaunch's
+        symptom = text.split("Symptom if the interpreter is still wrong", 1)[1].split("2. **", 1)[0]
+        quoted = re.findall(r"`([^`]+)`", symptom)[-2:]  # the worker's line, then cpplaunch's
         with tempfile.TemporaryDirectory() as d:
             # A python3 first on PATH without torch: Debian's, without its site directories.
             python = os.path.join(d, "python3")
@@ -46,9 +46,10 @@ class MigratingSymptom(unittest.TestCase):
             script = os.path.join(d, "train.py")
             with open(script, "w") as f:
                 f.write("import torch\n")
-            env = clean_env(PATH=d + os.pathsep + os.environ["PATH"])
-            env.pop("PYTHON_EXEC", None)
-            r = subprocess.run([CPPLAUNCH, "--nproc-per-node=2", script], env=env,
+            # Unset, PYTHON_EXEC would make cpplaunch pass this python3 by for one with torch;
+            # the page's symptom is for one named there.
+            env = clean_env(PATH=d + os.pathsep + os.environ["PATH"], PYTHON_EXEC=python)
+            r = subprocess.run([CPPLAUNCH, "--nproc-per-node=2", "-t", "3", script], env=env,
                                capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 1, r.stderr)
         err = " ".join(r.stderr.split())
