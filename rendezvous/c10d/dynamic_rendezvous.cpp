@@ -289,6 +289,7 @@ Rendezvous::Task<void> DynamicRendezvous::PublishAssignments(const RendezvousSta
   if (co_await client_.Claim(keys_.Publisher(state.round), me) != me) co_return;
   const std::vector<std::string> order = GroupOrder(state);  // by group rank (seats.h)
   std::vector<std::string> keys;
+  keys.reserve(order.size());
   for (const auto& id : order) keys.push_back(keys_.Node(id));
   std::vector<int> local_world_sizes;
   for (const Bytes& value : co_await client_.MultiGet(std::move(keys))) {

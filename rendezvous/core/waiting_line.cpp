@@ -31,7 +31,10 @@ std::string WaitingLine(const RendezvousState& state, const WaitingView& view) {
   } else {
     line += std::to_string(joined) + " joined [" +
             ListNodes(state.participants, static_cast<size_t>(joined)) + "]; ";
-    if (joined < state.min_nodes) {
+    // A summary carries no seats: only a host that read the whole state gets here.
+    if (!state.seats.empty() && state.RankOf(view.self_id) < 0) {
+      line += "the free places are taken (the others keep theirs), this host waits as a spare; ";
+    } else if (joined < state.min_nodes) {
       line += "need " + std::to_string(state.min_nodes - joined) + " more to start; ";
     } else if (state.last_call_deadline_ms != 0) {
       line += "starting with " + std::to_string(joined) + " in " +

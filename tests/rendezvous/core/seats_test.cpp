@@ -9,6 +9,7 @@
 #include "rendezvous/core/join_queue.h"
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/round_assignment.h"
+#include "rendezvous/core/waiting_line.h"
 
 namespace cpplaunch {
 namespace {
@@ -84,6 +85,11 @@ TEST_CASE("Survivors slower than two spares keep their seats; one spare waits",
   CHECK(table.Step(Node("n1", 3, 3)).action == JoinAction::kWait);
   CHECK(table.state->RankOf("n0") >= 0);
   CHECK(table.state->RankOf("n1") < 0);  // the only free seat is taken: n1 stays a spare
+  const WaitingView view{"job", "n1", "the store 127.0.0.1:1", std::chrono::milliseconds(0),
+                         std::chrono::seconds(60)};
+  CHECK_THAT(WaitingLine(*table.state, view),
+             Catch::Contains("2 joined [n0, n4]; the free places are taken (the others keep "
+                             "theirs), this host waits as a spare; join timeout in 60"));
   CHECK_FALSE(table.state->complete);
   CHECK(table.Step(Node("n2", 3, 3, 1, 1)).action == JoinAction::kDone);
   CHECK(table.state->seats == std::vector<std::string>{"n2", "n0", "n4"});
