@@ -89,7 +89,7 @@ constexpr std::array kTable = {
                "seconds between the stop signal and SIGKILL"},
     // cpplaunch's own: torchrun hard-codes its 300 s (an open upstream request to change it).
     OptionSpec{O::kExitBarrierTimeout, "--exit-barrier-timeout", "--exit_barrier_timeout", "",
-               K::kFloat, "", true, "$TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT, 300",
+               K::kFloat, "", true, "300; $TORCH_ELASTIC_EXIT_BARRIER_TIMEOUT sets it",
                "seconds hosts wait for each other at the end"},
     OptionSpec{O::kVirtualLocalRank, "--virtual-local-rank", "--virtual_local_rank", "", K::kFlag,
                "", true, "off", "LOCAL_RANK=0; CUDA_VISIBLE_DEVICES = its GPU"},
