@@ -93,7 +93,7 @@ std::string Bin(const FakePythons& f, const std::string& prefix) {
   return (f / prefix / "bin").string();
 }
 
-TEST_CASE("a python3 with torch first on PATH is kept, without a word") {
+TEST_CASE("a python3 with torch first on PATH is kept without a word") {
   FakePythons f;
   CHECK_FALSE(f.Choose(Bin(f, "sys") + ":" + Bin(f, "bare")));
   CHECK_FALSE(f.Choose(Bin(f, "venv_system") + ":" + Bin(f, "sys")));
@@ -115,12 +115,12 @@ TEST_CASE("a venv or pyenv python3 without torch first on PATH: the next one wit
         std::string::npos);
 }
 
-TEST_CASE("without another python3 that has torch, python3 from PATH stays") {
+TEST_CASE("without another python3 that has torch python3 from PATH stays") {
   FakePythons f;
   CHECK_FALSE(f.Choose(Bin(f, "venv") + ":" + Bin(f, "bare")));
 }
 
-TEST_CASE("pyenv's version comes from PYENV_VERSION, then .python-version, then its file") {
+TEST_CASE("pyenv's version comes from PYENV_VERSION then .python-version then its file") {
   FakePythons f;
   const std::string path = f.operator/("pyenv/shims").string() + ":" + Bin(f, "sys");
   // "system" is the next python3 on PATH: not known here, so kept.
