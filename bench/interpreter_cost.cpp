@@ -47,9 +47,10 @@ void Measure(const char* name, const std::string& argv0, const std::string& path
     if (chosen) choice = chosen->program;
   }
   std::sort(us.begin(), us.end());
-  std::printf("{\"case\": \"%s\", \"path\": \"%s\", \"choice\": \"%s\", \"median_us\": %.1f, "
-              "\"max_us\": %.1f}%s\n",
-              name, path.c_str(), choice.c_str(), us[us.size() / 2], us.back(), last ? "" : ",");
+  std::printf(
+      "{\"case\": \"%s\", \"path\": \"%s\", \"choice\": \"%s\", \"median_us\": %.1f, "
+      "\"max_us\": %.1f}%s\n",
+      name, path.c_str(), choice.c_str(), us[us.size() / 2], us.back(), last ? "" : ",");
 }
 
 }  // namespace

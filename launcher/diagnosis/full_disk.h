@@ -13,7 +13,7 @@ namespace cpplaunch {
 
 // Below this many free bytes a file system counts as full: a worker's first lines and its
 // traceback no longer fit.
-inline constexpr std::uintmax_t kFullBelow = 64 * 1024;
+inline constexpr std::uintmax_t kFullBelow = std::uintmax_t{64} * 1024;
 
 // Pure. The line (without "cpplaunch: ") when `free_bytes` is known and below kFullBelow:
 //   "No space left on device: the workers' log files in /tmp/x/attempt_0 could not be written

@@ -11,7 +11,7 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::system_clock;
 
 const Clock::time_point kStart = Clock::time_point{} + 1000h;
-const Interpreter kVenv{"python3", "/home/u/venv/bin/python3", false};
+const Interpreter kVenv{"python3", "/home/u/venv/bin/python3", false, ""};
 const std::vector<std::string> kTorch{"torch"};
 const std::string kTorchMissing =
     "Traceback (most recent call last):\n  File \"/t/train.py\", line 1, in <module>\n"
@@ -34,18 +34,18 @@ TEST_CASE("the same import error on every rank names the interpreter") {
         "interpreter was /home/u/venv/bin/python3 (python3 on PATH; set PYTHON_EXEC to choose "
         "one)");
   CHECK(InterpreterHint(Failed(1), 1, kStart, {kTorchMissing},
-                        Interpreter{"/opt/py/bin/python", "/opt/py/bin/python", true}, kTorch)
+                        Interpreter{"/opt/py/bin/python", "/opt/py/bin/python", true, ""}, kTorch)
             ->ends_with("the interpreter was /opt/py/bin/python (PYTHON_EXEC)"));
 }
 
 // Deliberately changed (issue 27): a quick exit 1 without words used to name the interpreter;
 // it proves nothing, so only an exec failure does now.
-TEST_CASE("without logs, only an exec failure names the interpreter") {
+TEST_CASE("without logs only an exec failure names the interpreter") {
   CHECK_FALSE(InterpreterHint(Failed(2), 2, kStart, {"", ""}, kVenv, kTorch));
   CHECK_FALSE(
       InterpreterHint(Failed(2, WorkerExit::Exited(3)), 2, kStart, {"", ""}, kVenv, kTorch));
   CHECK(InterpreterHint(Failed(2, WorkerExit::Exited(127)), 2, kStart, {"", ""},
-                        Interpreter{"/opt/py", "", true}, kTorch) ==
+                        Interpreter{"/opt/py", "", true, ""}, kTorch) ==
         "the workers could not start (exit code 127); the interpreter was /opt/py (not found on "
         "PATH) (PYTHON_EXEC)");
 }
@@ -132,7 +132,7 @@ TEST_CASE("ImportErrorLine finds the last import error line") {
   CHECK(ImportErrorLine("E   ModuleNotFoundError: No module named 'x'\n").empty());
 }
 
-TEST_CASE("NamesModule: the module or its submodules, not a longer name") {
+TEST_CASE("NamesModule: the module or its submodules but not a longer name") {
   CHECK(NamesModule("ModuleNotFoundError: No module named 'torch'", "torch"));
   CHECK(NamesModule("ModuleNotFoundError: No module named 'torch.distributed'", "torch"));
   CHECK(NamesModule("ImportError: cannot import name 'x' from 'torch.nn' (/p)", "torch"));

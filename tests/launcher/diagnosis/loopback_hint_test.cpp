@@ -20,7 +20,7 @@ const std::string kGlooRefused =
     "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect "
     "[127.0.0.1]:1935: Connection refused\n";
 
-TEST_CASE("a host name on loopback in a job across hosts is warned about, with the fix") {
+TEST_CASE("a host name on loopback in a job across hosts is warned about with the fix") {
   CHECK(LoopbackWarning(Debian()) ==
         "this host's name vm resolves to 127.0.0.1, which the workers' gloo would give the "
         "other hosts as their address; set GLOO_SOCKET_IFNAME=eth0 (the interface of "
@@ -34,7 +34,7 @@ TEST_CASE("a host name on loopback in a job across hosts is warned about, with t
   CHECK(LoopbackWarning(debian_127_0_1_1));
 }
 
-TEST_CASE("no warning: one host, the fix in place, a real address, or a loopback job") {
+TEST_CASE("no warning for one host or the fix in place or a real address or a loopback job") {
   LoopbackFacts facts = Debian();
   facts.other_hosts = false;
   CHECK_FALSE(LoopbackWarning(facts));

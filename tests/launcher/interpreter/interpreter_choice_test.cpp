@@ -19,7 +19,7 @@ TEST_CASE("another python3 is looked for only when the first is known to lack a 
   CHECK_FALSE(Fits({"/x/python3", "/x/python3", Modules::kUnknown, ""}));
 }
 
-TEST_CASE("the chosen interpreter is said in one line, with the reason") {
+TEST_CASE("the chosen interpreter is said in one line with the reason") {
   const PythonFacts first{"/root/.pyenv/shims/python3", "/root/.pyenv/shims/python3 (pyenv 3.11.7)",
                           Modules::kMissing, "torch"};
   const PythonChoice choice =
@@ -35,7 +35,7 @@ TEST_CASE("the chosen interpreter is said in one line, with the reason") {
   CHECK(dropin.origin == "the #! of /usr/bin/torchrun, which this torchrun stands in for");
 }
 
-TEST_CASE("ShebangInterpreter: a path, env's name, pip's shell form, or nothing") {
+TEST_CASE("ShebangInterpreter: a path or env's name or pip's shell form or nothing") {
   CHECK(ShebangInterpreter("#!/usr/bin/python3.11\n# -*- coding: utf-8 -*-\n") ==
         "/usr/bin/python3.11");
   CHECK(ShebangInterpreter("#! /opt/venv/bin/python -E\nimport re\n") == "/opt/venv/bin/python");
@@ -63,7 +63,7 @@ TEST_CASE("pyenv: a shim's root and the version names") {
   CHECK(PyenvVersionNames("3.10.13:3.9.18") == std::vector<std::string>{"3.10.13", "3.9.18"});
 }
 
-TEST_CASE("python_layout: pyvenv.cfg, the version from a name, the search dirs") {
+TEST_CASE("python_layout: pyvenv.cfg and the version from a name and the search dirs") {
   const VenvConfig config =
       ParseVenvConfig("home = /usr/bin\ninclude-system-site-packages = true\nversion = 3.11.2\n");
   CHECK(config.home == "/usr/bin");

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 namespace cpplaunch {
 namespace {
@@ -93,7 +95,7 @@ std::string Bin(const FakePythons& f, const std::string& prefix) {
   return (f / prefix / "bin").string();
 }
 
-TEST_CASE("a python3 with torch first on PATH is kept, without a word") {
+TEST_CASE("a python3 with torch first on PATH is kept without a word") {
   FakePythons f;
   CHECK_FALSE(f.Choose(Bin(f, "sys") + ":" + Bin(f, "bare")));
   CHECK_FALSE(f.Choose(Bin(f, "venv_system") + ":" + Bin(f, "sys")));
@@ -115,12 +117,12 @@ TEST_CASE("a venv or pyenv python3 without torch first on PATH: the next one wit
         std::string::npos);
 }
 
-TEST_CASE("without another python3 that has torch, python3 from PATH stays") {
+TEST_CASE("without another python3 that has torch python3 from PATH stays") {
   FakePythons f;
   CHECK_FALSE(f.Choose(Bin(f, "venv") + ":" + Bin(f, "bare")));
 }
 
-TEST_CASE("pyenv's version comes from PYENV_VERSION, then .python-version, then its file") {
+TEST_CASE("pyenv's version comes from PYENV_VERSION then .python-version then its file") {
   FakePythons f;
   const std::string path = f.operator/("pyenv/shims").string() + ":" + Bin(f, "sys");
   // "system" is the next python3 on PATH: not known here, so kept.
@@ -177,10 +179,16 @@ TEST_CASE("choosing costs well under the 5 ms budget") {
   FakePythons f;
   const std::string path =
       f.operator/("pyenv/shims").string() + ":" + Bin(f, "venv") + ":" + Bin(f, "sys");
-  const auto start = std::chrono::steady_clock::now();
-  constexpr int kRuns = 20;
-  for (int i = 0; i < kRuns; ++i) REQUIRE(f.Choose(path));
-  const auto each = (std::chrono::steady_clock::now() - start) / kRuns;
+  // The median of 21 runs: one run may be preempted on a loaded machine; the choice may not be
+  // slow as such (bench/interpreter_cost: about 0.1 ms here).
+  std::vector<std::chrono::steady_clock::duration> runs;
+  for (int i = 0; i < 21; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    REQUIRE(f.Choose(path));
+    runs.push_back(std::chrono::steady_clock::now() - start);
+  }
+  std::sort(runs.begin(), runs.end());
+  const auto each = runs[runs.size() / 2];
   CHECK(each < std::chrono::milliseconds(5));
 }
 

@@ -12,7 +12,7 @@ LaunchOptions Command(const std::string& script, std::vector<std::string> args) 
   return options;
 }
 
-TEST_CASE("the command digest tells jobs apart by script, arguments and mode") {
+TEST_CASE("the command digest tells jobs apart by script and arguments and mode") {
   const std::string digest = CommandDigest(Command("train.py", {"--lr=0.1"}));
   CHECK(digest.size() == 16);
   CHECK(digest == CommandDigest(Command("train.py", {"--lr=0.1"})));
