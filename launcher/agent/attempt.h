@@ -45,8 +45,8 @@ class Attempt {
   WorkerOutput& output() { return *output_; }
 
   // --duplicate-stdout-filters / --duplicate-stderr-filters: torchrun's filtered_stdout.log and
-  // filtered_stderr.log in the attempt's directory (none when files are disabled). Throws
-  // std::system_error when a file cannot be made.
+  // filtered_stderr.log in the attempt's directory (none when files are disabled, or when no
+  // line matched).
   void DuplicateFilteredLines(const LaunchOptions& options, const LogDir& logs);
   // The specs as processes: each worker's stdout and stderr opened by the attempt's output,
   // its CPUs from `placement`. The workers' start time is now. Throws std::system_error.

@@ -63,9 +63,19 @@ void NameTheVariable(ParseFailure& failure, const RawValues& raw) {
     const std::string_view dest = spec.alias.empty() ? spec.name : spec.alias.substr(2);
     for (std::string_view name : {spec.name, spec.alias, dest}) {
       if (name.empty() || failure.message.find(name) == std::string::npos) continue;
-      failure.message += " (from the environment: " + EnvNameFor(spec) + "=" + value.text + ")";
+      failure.message +=
+          " (from the environment: " + EnvNameFor(spec) + "=" + Abbreviated(value.text) + ")";
       return;
     }
+  }
+}
+
+// The size of the PET_* values still in effect (the command line wins), before any is quoted.
+void CheckEnvironmentSizes(const RawValues& raw) {
+  for (const auto& [id, value] : raw) {
+    if (value.source != OptionSource::kEnvironment) continue;
+    std::string problem = OptionValueProblem(EnvNameFor(SpecFor(id)), value.text);
+    if (!problem.empty()) Refuse(problem);
   }
 }
 
@@ -96,6 +106,9 @@ void ReadOptionWords(const std::vector<std::string>& words, RawValues& raw) {
       continue;
     }
     const std::string& value = option.value.front();
+    if (std::string problem = OptionValueProblem(spec.name, value); !problem.empty()) {
+      Refuse(problem);
+    }
     CheckType(spec, value);
     CheckChoice(spec, value);
     raw[spec.id] = {value, OptionSource::kCommandLine};
@@ -118,6 +131,7 @@ void Parse(const std::vector<std::string>& argv, const EnvMap& env, const HostPr
     result.status = ParseStatus::kVersion;
     return;
   }
+  CheckEnvironmentSizes(raw);
   try {
     CheckEnvironmentTypes(raw);
   } catch (ParseFailure& failure) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/text.h"
+#include "launcher/cli/option_value.h"
 #include "launcher/cli/parse_failure.h"
 #include "launcher/cli/signal_list.h"
 #include "launcher/placement/gpu_count.h"
@@ -14,6 +15,11 @@
 
 namespace cpplaunch {
 namespace {
+
+// Option text outside option_value.h's bounds: one line, exit 2.
+void RefuseIf(const std::string& problem) {
+  if (!problem.empty()) Refuse(problem);
+}
 
 const std::string* Find(const RawValues& raw, OptionId id) {
   auto it = raw.find(id);
@@ -265,6 +271,8 @@ void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
   o.rdzv_endpoint = TextOr(raw, OptionId::kRdzvEndpoint);
   o.rdzv_id = TextOr(raw, OptionId::kRdzvId);
   o.standalone = FlagOf(raw, OptionId::kStandalone);
+  // --standalone replaces the run id with its own.
+  if (!o.standalone) RefuseIf(RunIdProblem("--rdzv-id", o.rdzv_id));
   o.node_rank = IntOf(raw, OptionId::kNodeRank);
   if (o.node_rank < 0)
     ValueError("--node-rank must be non-negative, got " + std::to_string(o.node_rank));
@@ -287,6 +295,7 @@ void ResolveOutput(const RawValues& raw, LaunchOptions& o) {
   o.local_ranks_filter = ResolveRanksFilter(TextOr(raw, OptionId::kLocalRanksFilter));
   o.logs_specs = OptionalTextOf(raw, OptionId::kLogsSpecs);
   o.log_dir = OptionalTextOf(raw, OptionId::kLogDir);
+  if (o.log_dir) RefuseIf(PathProblem("--log-dir", *o.log_dir));
   o.redirects = ResolveStd(raw, OptionId::kRedirects);
   o.tee = ResolveStd(raw, OptionId::kTee);
   o.duplicate_stdout_filters = ResolveFilters(raw, OptionId::kDuplicateStdoutFilters);
@@ -316,6 +325,7 @@ void ResolveWorkers(const RawValues& raw, const EnvMap& env, LaunchOptions& o,
   o.start_method = TextOr(raw, OptionId::kStartMethod);
   o.event_log_handler = TextOr(raw, OptionId::kEventLogHandler);
   o.role = TextOr(raw, OptionId::kRole);
+  RefuseIf(RoleProblem("--role", o.role));
   o.numa_binding = OptionalTextOf(raw, OptionId::kNumaBinding);
   o.signals_to_handle_text = TextOr(raw, OptionId::kSignalsToHandle);
   SignalList signals = ParseSignalList(o.signals_to_handle_text);

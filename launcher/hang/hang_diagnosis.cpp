@@ -11,6 +11,15 @@
 #include "launcher/hang/hang_setup.h"
 
 namespace cpplaunch {
+namespace {
+
+// Whether the worker answered the stack request: faulthandler re-raises the SIGABRT after its
+// dump, and a program that leaves the signal alone dies of it too.
+bool DiedOfAbort(const FailureRecord& record) {
+  return record.exit.signaled() && record.exit.signal() == SIGABRT;
+}
+
+}  // namespace
 
 HangDiagnosis::HangDiagnosis(boost::asio::io_context& io,
                              std::optional<std::chrono::milliseconds> timeout,
@@ -102,8 +111,11 @@ void HangDiagnosis::AttemptDone() {
   if (std::holds_alternative<Watching>(state_)) state_ = Idle{};
 }
 
-// Every worker dumped and died, or the grace ran out: the teardown goes on (or starts, when no
-// worker died of the SIGABRT: not Python, or it handles the signal).
+// Every worker dumped and died, or the grace ran out: the teardown goes on. When no worker died
+// of the SIGABRT (each ignores or blocks it), no failure's teardown is waiting: the attempt is
+// failed from here (the usual teardown, SIGTERM then SIGKILL), so the hang uses a restart as
+// one whose workers dumped their stacks does. A plain stop request would end the attempt as
+// "stopped", and a single-host job would end there without its restarts.
 void HangDiagnosis::Finish() {
   if (auto* held = std::get_if<TeardownHeld>(&state_)) {
     std::function<void()> proceed = std::move(held->proceed);
@@ -115,7 +127,7 @@ void HangDiagnosis::Finish() {
   if (collecting == nullptr) return;
   state_ = Hung{std::move(collecting->cause)};
   stack_timer_.cancel();
-  if (supervisor_.running()) supervisor_.RequestStop();
+  if (supervisor_.running()) supervisor_.FailAttempt();
 }
 
 bool HangDiagnosis::Collecting() const {
@@ -135,7 +147,7 @@ bool HangDiagnosis::hung() const { return watch_ && watch_->hung(); }
 std::optional<std::string> HangDiagnosis::Reason(const FailureRecord& record, const LogDir& logs,
                                                  int restart_count) const {
   if (!hung()) return std::nullopt;
-  return HangReason(Cause(), StderrAfterHang(record, logs, restart_count));
+  return HangReason(Cause(), StderrAfterHang(record, logs, restart_count), DiedOfAbort(record));
 }
 
 // What the worker wrote on stderr after the hang: seen through the agent, or (redirected to a
@@ -155,7 +167,7 @@ std::string HangDiagnosis::Report(const std::vector<FailureRecord>& records, con
   ranks.reserve(records.size());
   for (const FailureRecord& record : records) {
     ranks.push_back(RankStderr{record.global_rank, record.local_rank,
-                               StderrAfterHang(record, logs, restart_count)});
+                               StderrAfterHang(record, logs, restart_count), DiedOfAbort(record)});
   }
   std::sort(ranks.begin(), ranks.end(),
             [](const RankStderr& a, const RankStderr& b) { return a.global_rank < b.global_rank; });

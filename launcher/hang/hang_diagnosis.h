@@ -5,6 +5,8 @@
 //   Idle ──AttemptStarted──▶ Watching ──the watch fires / another host's hang──▶ CollectingStacks
 //   CollectingStacks ──the supervisor's failure teardown asks to go on──▶ TeardownHeld
 //   CollectingStacks | TeardownHeld ──every worker died, or kStackGrace ran out──▶ Hung
+//     (out of CollectingStacks at the grace's end, no worker died of the SIGABRT: they ignore or
+//     block it; the supervisor fails the attempt, stopping them, so that it uses a restart)
 //   Hung ──AttemptStarted──▶ Watching
 //
 // Collecting stacks: every worker got SIGABRT (faulthandler dumps its stack on stderr and it

@@ -9,6 +9,10 @@ namespace {
 
 constexpr const char* kNoStack =
     "<no Python stack: not a Python worker, or its stderr was not seen>";
+// A Python worker with faulthandler on dies of the SIGABRT after its dump, and so does any
+// program that leaves the signal alone: one still alive (then stopped) ignored or blocked it.
+constexpr const char* kNoAnswer =
+    "it did not answer the stack request (SIGABRT ignored or blocked?)";
 
 std::string Seconds(std::chrono::milliseconds timeout) {
   char text[32];
@@ -42,8 +46,9 @@ std::string RemoteHangCause() {
   return "stalled here too when another host's --hang-timeout fired";
 }
 
-std::string HangReason(const std::string& cause, const std::string& stderr_text) {
+std::string HangReason(const std::string& cause, const std::string& stderr_text, bool answered) {
   std::string where = Where(ParseFaulthandlerDump(stderr_text));
+  if (where.empty() && !answered) return cause + "; " + kNoAnswer;
   return cause +
          "; stopped with SIGABRT for its stack: " + (where.empty() ? std::string(kNoStack) : where);
 }
@@ -54,8 +59,10 @@ std::string FormatHangReport(const std::vector<RankStderr>& ranks) {
   for (const RankStderr& rank : ranks) {
     const std::vector<PythonThread> threads = ParseFaulthandlerDump(rank.text);
     const std::string where = Where(threads);
+    const std::string missing =
+        rank.answered ? kNoStack : "<no stack: " + std::string(kNoAnswer) + ">";
     summary += "cpplaunch:   rank " + std::to_string(rank.global_rank) + ": " +
-               (where.empty() ? std::string(kNoStack) : where) + "\n";
+               (where.empty() ? missing : where) + "\n";
     if (threads.empty()) continue;
     stacks += "cpplaunch: rank " + std::to_string(rank.global_rank) + " (local rank " +
               std::to_string(rank.local_rank) + "), most recent call first:\n" +

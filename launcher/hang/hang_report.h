@@ -21,13 +21,18 @@ std::string HangCause(std::chrono::milliseconds timeout);
 std::string RemoteHangCause();
 
 // The summary's reason for a worker stopped after a hang, from its stderr since then:
-// "<cause>; stopped with SIGABRT for its stack: all_reduce at train.py:42".
-std::string HangReason(const std::string& cause, const std::string& stderr_text);
+// "<cause>; stopped with SIGABRT for its stack: all_reduce at train.py:42". `answered`: the
+// worker died of the SIGABRT (as Python does with faulthandler on, and any program that does
+// not handle it); a worker that did not, and left no dump, ignored or blocked the signal:
+// "<cause>; it did not answer the stack request (SIGABRT ignored or blocked?)".
+std::string HangReason(const std::string& cause, const std::string& stderr_text,
+                       bool answered = true);
 
 struct RankStderr {
   int global_rank = 0;
   int local_rank = 0;
-  std::string text;  // what the worker wrote on stderr after the hang
+  std::string text;      // what the worker wrote on stderr after the hang
+  bool answered = true;  // it died of the SIGABRT (HangReason)
 };
 
 // The block printed after the failure summary, every line starting with "cpplaunch: " or
@@ -35,6 +40,8 @@ struct RankStderr {
 //   cpplaunch: where each rank was when the job stopped making progress:
 //   cpplaunch:   rank 0: all_reduce at train.py:42
 //   cpplaunch:   rank 3: <no Python stack: not a Python worker, or its stderr was not seen>
+//   cpplaunch:   rank 5: <no stack: it did not answer the stack request (SIGABRT ignored or
+//                        blocked?)>   (on one line)
 //   cpplaunch: rank 0 (local rank 0), most recent call first:
 //       File ".../distributed_c10d.py", line 1536 in all_reduce
 //       File "train.py", line 42 in <module>

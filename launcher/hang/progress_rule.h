@@ -9,9 +9,12 @@
 // rank, and ranks waiting in a collective may burn CPU while they wait (NCCL's host threads
 // spin; so do busy-polling transports), so "some rank uses CPU" says nothing. A rank that is
 // stuck blocked (a lock, a socket, a dead peer, sleep, a deadlock) uses none, and a healthy job
-// keeps every rank busy. The cost: a phase in which a rank sits idle in a blocking wait longer
-// than the timeout (rank 0 saving a checkpoint while the others wait in gloo's barrier) looks
-// like a hang: choose a timeout longer than such phases.
+// keeps every rank busy. The rule's two blind spots (docs/user-guide.md says how to cover them):
+//   * a silent phase in which one rank computes while another waits idle in a blocking call
+//     (rank 0 saving a checkpoint while the others wait in gloo's barrier) longer than the
+//     timeout looks like a hang: a line of output, or a longer timeout, covers it;
+//   * ranks that all spin silently (a deadlock in which NCCL's waiting threads burn CPU) look
+//     like progress: torchrun's file-timer watchdog, or the collectives' own timeout, covers it.
 
 #include <chrono>
 #include <cstdint>

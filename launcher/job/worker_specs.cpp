@@ -63,6 +63,7 @@ WorkerStreams Streams(const LaunchOptions& options, const EnvMap& agent_env,
   // failure's traceback must survive --local-ranks-filter (the summary shows its last lines).
   if (!shown && files && streams.stderr_route == StreamRoute::kDiscard) {
     streams.stderr_route = StreamRoute::kFile;
+    streams.stderr_log_for_failures = true;  // removed after the attempt if nothing was written
   }
   streams.stdout_log = log_dir.StdoutLog(restart_count, lr);
   streams.stderr_log = log_dir.StderrLog(restart_count, lr);

@@ -19,20 +19,25 @@ namespace cpplaunch {
 
 class FilteredLog {
  public:
-  // Told once when the file cannot be written any more (errno); the file is closed then.
+  // Told once when the file cannot be created or written any more (errno); nothing more is
+  // written then.
   using OnError = std::function<void(const std::filesystem::path&, int)>;
 
-  // Creates (truncates) `path`. Throws std::system_error when it cannot.
+  // `path` is created (truncated) with the first matching line, not before: an attempt in
+  // which nothing matched leaves no empty file behind.
   FilteredLog(std::vector<std::string> filters, std::filesystem::path path, OnError on_error);
 
   // Appends the matching lines of `lines` (whole prefixed lines, see DuplicateFilter::Select).
   void Write(std::string_view lines, std::size_t prefix_size);
 
  private:
+  void Fail(int error);
+
   DuplicateFilter filter_;
   std::filesystem::path path_;
   OnError on_error_;
   UniqueFd fd_;
+  bool failed_ = false;
   std::string selected_;  // reused: no allocation per batch in the steady state
 };
 

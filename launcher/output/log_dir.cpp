@@ -74,7 +74,12 @@ LogDir LogDir::Create(const std::string& base, std::string_view run_id, const fs
   }
   if (base.empty()) {
     const fs::path temp_base = MakeUniqueDir(temp_root, "torchelastic_");
-    return LogDir(MakeUniqueDir(temp_base, std::string(run_id) + "_"), temp_base, {});
+    try {
+      return LogDir(MakeUniqueDir(temp_base, std::string(run_id) + "_"), temp_base, {});
+    } catch (...) {
+      ::rmdir(temp_base.c_str());  // made for this run only: nothing left behind
+      throw;
+    }
   }
   const fs::path root = base;
   std::error_code ec;

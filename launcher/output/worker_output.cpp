@@ -283,6 +283,9 @@ ChildStdio WorkerOutput::Open(const WorkerStreams& streams) {
       open_one(streams.stdout_route, streams.stdout_log, out_, filtered_stdout_.get(), false);
   stdio.stderr_fd =
       open_one(streams.stderr_route, streams.stderr_log, err_, filtered_stderr_.get(), true);
+  if (streams.stderr_route == StreamRoute::kFile && streams.stderr_log_for_failures) {
+    removed_if_empty_.push_back(streams.stderr_log);
+  }
   for (UniqueFd& fd : child_ends) child_fds_.push_back(std::move(fd));
   for (auto& stream : new_streams) streams_.push_back(std::move(stream));
   return stdio;
@@ -319,6 +322,11 @@ void WorkerOutput::Drain(std::chrono::milliseconds grace, std::function<void()> 
   if (draining_) return;
   Start();
   draining_ = true;
+  // The workers are reaped: a file still empty stays so; nobody asked for it (issue 23).
+  for (const std::filesystem::path& log : removed_if_empty_) {
+    std::error_code ec;
+    if (std::filesystem::file_size(log, ec) == 0 && !ec) std::filesystem::remove(log, ec);
+  }
   drained_ = std::move(drained);
   drain_start_ = std::chrono::steady_clock::now();
   drain_deadline_ = drain_start_ + grace;

@@ -52,6 +52,9 @@ struct WorkerStreams {
   // Used by kFile (required) and kTee (empty = console only). Truncated when opened.
   std::filesystem::path stdout_log;
   std::filesystem::path stderr_log;
+  // The stderr log (kFile) is not the user's: it keeps a hidden rank's traceback for the
+  // failure summary (--local-ranks-filter). Drain removes it when the worker wrote nothing.
+  bool stderr_log_for_failures = false;
 };
 
 // The descriptors a child must see as its fd 1 and 2 (ProcessSpec::stdout_fd / stderr_fd);
@@ -88,7 +91,8 @@ class WorkerOutput {
   // --duplicate-stdout-filters / --duplicate-stderr-filters: the tee'd lines of that stream
   // (`stderr_stream` false: stdout) whose text contains any of `filters` also go, prefixed as
   // on the console, to `file`, one file for every worker of the attempt. Call before Open();
-  // empty filters change nothing. Throws std::system_error when the file cannot be created.
+  // empty filters change nothing. The file is created with the first matching line; one that
+  // cannot be created or written is a log write error (log_write_errors()).
   void DuplicateMatchingLines(bool stderr_stream, std::vector<std::string> filters,
                               const std::filesystem::path& file);
 
@@ -116,6 +120,7 @@ class WorkerOutput {
   // still holds a pipe's write end (a grandchild that escaped the process-group kill), reading
   // stops `grace` after this call, what was read is still written, and `drained` fires anyway;
   // the console flush is bounded by the same deadline. Call after the worker group is reaped.
+  // Empty stderr logs kept only for failures (WorkerStreams) are removed first.
   void Drain(std::chrono::milliseconds grace, std::function<void()> drained);
 
   // Bytes read from the workers' pipes and tailed log files so far (tests, metrics).
@@ -140,8 +145,9 @@ class WorkerOutput {
   ConsoleWriter& out_;
   ConsoleWriter& err_;
   std::vector<std::unique_ptr<Stream>> streams_;
-  std::unique_ptr<FilteredLog> filtered_stdout_;  // --duplicate-stdout-filters, or null
-  std::unique_ptr<FilteredLog> filtered_stderr_;  // --duplicate-stderr-filters, or null
+  std::vector<std::filesystem::path> removed_if_empty_;  // stderr logs for failures only
+  std::unique_ptr<FilteredLog> filtered_stdout_;         // --duplicate-stdout-filters, or null
+  std::unique_ptr<FilteredLog> filtered_stderr_;         // --duplicate-stderr-filters, or null
   // inotify: tailed log files were written (open once a tee'd stream has a file).
   boost::asio::posix::stream_descriptor watcher_;
   static constexpr std::size_t kWatchEventBytes = 4096;

@@ -35,6 +35,7 @@ void Supervisor::Run(std::vector<ProcessSpec> specs, int restart_count, DoneCall
   sent_signals_.clear();
   stopping_ = false;
   holding_ = false;
+  failed_ = false;
   ++attempt_;
   done_ = std::move(done);
   try {
@@ -71,6 +72,12 @@ bool Supervisor::PassOn(int signo) {
 
 void Supervisor::RequestStop() {
   if (running()) BeginTeardown(Cause::kRequest, config_.stop_signal);
+}
+
+void Supervisor::FailAttempt() {
+  if (!running()) return;
+  failed_ = true;
+  BeginTeardown(Cause::kRequest, config_.stop_signal);
 }
 
 void Supervisor::OnExit(const WorkerExitEvent& event) {
@@ -139,7 +146,7 @@ void Supervisor::OnStopped(const StopResult& stop) {
 
 AttemptOutcome Supervisor::Outcome() const {
   if (result_.signal != 0) return AttemptOutcome::kSignaled;
-  if (result_.root_failure) {
+  if (result_.root_failure || failed_) {
     return result_.restart_count < config_.max_restarts ? AttemptOutcome::kRestart
                                                         : AttemptOutcome::kFailed;
   }

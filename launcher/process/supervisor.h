@@ -112,6 +112,11 @@ class Supervisor {
   // Ends the attempt from outside (another host failed, the store went away): teardown with
   // `stop_signal`, outcome kStopped unless a local failure came first. No-op when idle.
   void RequestStop();
+  // Ends the attempt as failed although no worker failed by itself (a hang whose workers did
+  // not die of the stack request): the teardown of RequestStop, and the outcome of a failure,
+  // kRestart with restarts left, else kFailed, so that it uses a restart as a worker's failure
+  // would. No-op when idle.
+  void FailAttempt();
 
   bool running() const { return done_ != nullptr; }
 
@@ -135,6 +140,7 @@ class Supervisor {
   std::set<int> sent_signals_;  // signals the supervisor sent; deaths by them are kStopped
   bool stopping_ = false;       // a StopAll is in flight
   bool holding_ = false;        // waiting for before_failure_teardown to proceed
+  bool failed_ = false;         // FailAttempt(): a failure without a failed worker
   unsigned attempt_ = 0;        // tells a late `proceed` of an ended attempt apart
 };
 

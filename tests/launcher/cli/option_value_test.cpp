@@ -1,6 +1,8 @@
 #include "launcher/cli/option_value.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "launcher/cli/parse_failure.h"
 
@@ -51,6 +53,55 @@ TEST_CASE("a flag's PET_ variable is an integer: nonzero is set") {
   REQUIRE(bad);
   CHECK(bad->status == ParseStatus::kValueError);
   CHECK(bad->message.starts_with("PET_STANDALONE=true: "));
+}
+
+TEST_CASE("RunIdProblem accepts the ids torchrun users pass", "[cli][option_value]") {
+  for (const std::string& id : std::vector<std::string>{
+           "none", "", "1234567", "1234567_12", "8812345.0", "trainer-7f9c4d5b6-x2kqz",
+           "my-job.default.svc", "3f2b8c1e-9a4d-4b7e-8f21-6c0d5e4a7b93", "run 7", "exp:lr=0.1",
+           "ünïcode-ид", std::string(kMaxRunIdBytes, 'a')}) {
+    INFO(id);
+    CHECK(RunIdProblem("--rdzv-id", id).empty());
+  }
+}
+
+TEST_CASE("RunIdProblem refuses long ids, control characters and '/' in one short line",
+          "[cli][option_value]") {
+  // The repro: a 9 KB id reached the store and the log directory.
+  const std::string huge(9000, 'x');
+  const std::string line = RunIdProblem("--rdzv-id", huge);
+  CHECK(line ==
+        "--rdzv-id: a run id of 9000 bytes; it may have at most 246 (it names the run's log "
+        "directory); give a shorter one, such as the job's id");
+  CHECK_THAT(RunIdProblem("--rdzv-id", std::string(kMaxRunIdBytes + 1, 'a')),
+             Catch::StartsWith("--rdzv-id: a run id of 247 bytes"));
+  CHECK(RunIdProblem("--rdzv-id", "job\n7") ==
+        "--rdzv-id: the run id has a control character (byte 0x0a) at byte 4; give one of "
+        "printable characters");
+  CHECK_THAT(RunIdProblem("--rdzv-id", "a\x7f"), Catch::Contains("byte 0x7f"));
+  CHECK(RunIdProblem("--rdzv-id", "team/job") ==
+        "--rdzv-id 'team/job': a run id may not contain '/' (it names the run's log directory); "
+        "use '-' or '_'");
+}
+
+TEST_CASE("Every option value is bounded; --role and --log-dir have their own rules",
+          "[cli][option_value]") {
+  CHECK(OptionValueProblem("--role", std::string(kMaxOptionValueBytes, 'r')).empty());
+  CHECK(OptionValueProblem("PET_ROLE", std::string(kMaxOptionValueBytes + 1, 'r')) ==
+        "PET_ROLE: a value of 8193 bytes; an option's value may have at most 8192 bytes");
+  CHECK(RoleProblem("--role", "trainer").empty());
+  CHECK_THAT(RoleProblem("--role", "a\tb"), Catch::StartsWith("--role: the role name has a "
+                                                              "control character (byte 0x09)"));
+  CHECK(PathProblem("--log-dir", std::string(kMaxPathBytes, 'p')).empty());
+  CHECK(PathProblem("--log-dir", std::string(5000, 'p')) ==
+        "--log-dir: a path of 5000 bytes; Linux allows at most 4095");
+}
+
+TEST_CASE("Abbreviated quotes short values whole and long ones by their start and size",
+          "[cli][option_value]") {
+  CHECK(Abbreviated("short") == "short");
+  CHECK(Abbreviated(std::string(64, 'a')) == std::string(64, 'a'));
+  CHECK(Abbreviated(std::string(9000, 'a')) == std::string(40, 'a') + "... (9000 bytes)");
 }
 
 }  // namespace

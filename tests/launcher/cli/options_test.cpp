@@ -706,5 +706,39 @@ TEST_CASE("status endpoint: off by default; --status-port, or torchrun's health 
   CHECK_FALSE(Ok({"--status-addr=host-a", "s"}).status_port.has_value());
 }
 
+// Issue 23: a 9 KB --rdzv-id reached the store (exit 1, a 120 KB line) and left an empty
+// /tmp/torchelastic_* behind; long or odd values are now one short usage error.
+TEST_CASE("Long and odd option values are one short refusal, naming where they came from",
+          "[cli][option_value]") {
+  const std::string huge(9000, 'x');
+  for (const std::string& line :
+       {Refused({"--rdzv-id", huge, "s"}), Refused({"--rdzv-id=" + huge, "s"}),
+        Refused({"--role", huge, "s"}), Refused({"--log-dir", huge, "s"}),
+        Refused({"--rdzv-backend", huge, "s"}), Refused({"s"}, {{"PET_RDZV_ID", huge}}),
+        Refused({"--rdzv-id", std::string(300, 'y'), "s"}),
+        Refused({"s"}, {{"PET_RDZV_ID", std::string(300, 'y')}})}) {
+    CHECK(line.size() < 300);
+    CHECK(line.find('\n') == std::string::npos);
+  }
+  CHECK(Refused({"--rdzv-id", huge, "s"}) ==
+        "--rdzv-id: a value of 9000 bytes; an option's value may have at most 8192 bytes");
+  CHECK(Refused({"s"}, {{"PET_RDZV_ID", huge}}) ==
+        "PET_RDZV_ID: a value of 9000 bytes; an option's value may have at most 8192 bytes");
+  CHECK_THAT(Refused({"s"}, {{"PET_RDZV_ID", std::string(300, 'y')}}),
+             Catch::StartsWith("--rdzv-id: a run id of 300 bytes") &&
+                 Catch::EndsWith("(from the environment: PET_RDZV_ID=" + std::string(40, 'y') +
+                                 "... (300 bytes))"));
+  CHECK_THAT(Refused({"--rdzv-id=a/b", "s"}), Catch::Contains("may not contain '/'"));
+  CHECK_THAT(Refused({"--rdzv-id=a\nb", "s"}), Catch::Contains("control character"));
+  CHECK_THAT(Refused({"--role=a\nb", "s"}), Catch::Contains("control character"));
+  CHECK_THAT(Refused({"--log-dir", std::string(5000, 'd'), "s"}),
+             Catch::Contains("a path of 5000 bytes"));
+  // What torchrun users pass is accepted; --standalone replaces the id, so it is not checked.
+  CHECK(Ok({"--rdzv-id=1234567_12", "s"}).rdzv_id == "1234567_12");
+  CHECK(Ok({"--rdzv-id=3f2b8c1e-9a4d-4b7e-8f21-6c0d5e4a7b93", "s"}).rdzv_id.size() == 36);
+  CHECK(Ok({"--rdzv-id=", "s"}).rdzv_id.empty());
+  CHECK(Parse({"--standalone", "--rdzv-id=a/b", "s"}).status == ParseStatus::kOk);
+}
+
 }  // namespace
 }  // namespace cpplaunch

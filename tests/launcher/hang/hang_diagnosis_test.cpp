@@ -141,5 +141,42 @@ TEST_CASE("HangDiagnosis collects stacks, holds the failure teardown, then hands
   CHECK(reason->find("another host") != std::string::npos);
 }
 
+// The issue's repro: a worker that ignores SIGABRT answered no stack request, the grace ended
+// in a stop request, and a single-host job ended "stopped" without using its restarts.
+TEST_CASE("HangDiagnosis kills workers that ignore the stack request: the hang is a failure",
+          "[agent][hang_diagnosis]") {
+  Fixture f;
+  f.Start(100ms);
+  std::this_thread::sleep_for(60ms);
+  REQUIRE(f.hang->OnRemoteStop());
+  const auto deadline = std::chrono::steady_clock::now() + HangDiagnosis::kStackGrace + 2s;
+  while (!std::holds_alternative<HangDiagnosis::Hung>(f.hang->state()) &&
+         std::chrono::steady_clock::now() < deadline) {
+    f.io.run_one_for(50ms);
+  }
+  REQUIRE(std::holds_alternative<HangDiagnosis::Hung>(f.hang->state()));
+  // Nobody died of the SIGABRT within the grace: the teardown, as a failure of the attempt.
+  CHECK(f.group.signals == std::vector<int>{SIGABRT});
+  REQUIRE(f.group.stops.size() == 1);
+  CHECK(f.group.stops[0].signo == SIGTERM);
+
+  f.Exit(0, WorkerExit::Signaled(SIGTERM));
+  f.Exit(1, WorkerExit::Signaled(SIGTERM));
+  f.group.FinishStop();
+  REQUIRE(f.result);
+  CHECK(f.result->outcome == AttemptOutcome::kFailed);  // not kStopped; kRestart with restarts
+
+  FailureRecord record;
+  record.local_rank = 0;
+  record.exit = WorkerExit::Signaled(SIGTERM);
+  const LogDir logs = LogDir::Create("/dev/null", "run");
+  const auto reason = f.hang->Reason(record, logs, 0);
+  REQUIRE(reason);
+  CHECK(reason->ends_with("; it did not answer the stack request (SIGABRT ignored or blocked?)"));
+  CHECK_THAT(f.hang->Report({record}, logs, 0),
+             Catch::Contains("rank 0: <no stack: it did not answer the stack request (SIGABRT "
+                             "ignored or blocked?)>"));
+}
+
 }  // namespace
 }  // namespace cpplaunch

@@ -24,6 +24,22 @@ TEST_CASE("HangNotice and HangReason", "[agent][hang_report]") {
         "train.py:42");
   CHECK(HangReason(RemoteHangCause(), "no dump here\n")
             .ends_with("<no Python stack: not a Python worker, or its stderr was not seen>"));
+  // The repro: a Python worker that ignores SIGABRT was "not a Python worker".
+  CHECK(HangReason(HangCause(milliseconds(5000)), "", false) ==
+        "no progress for 5 s (--hang-timeout); it did not answer the stack request (SIGABRT "
+        "ignored or blocked?)");
+  // A dump says where, however the worker ended.
+  CHECK(HangReason(HangCause(milliseconds(5000)), kStuckInAllReduce, false)
+            .ends_with("stopped with SIGABRT for its stack: all_reduce at train.py:42"));
+}
+
+TEST_CASE("FormatHangReport names a rank that did not answer the stack request",
+          "[agent][hang_report]") {
+  RankStderr ignored{1, 1, "", false};
+  CHECK(FormatHangReport({ignored}) ==
+        "cpplaunch: where each rank was when the job stopped making progress:\n"
+        "cpplaunch:   rank 1: <no stack: it did not answer the stack request (SIGABRT ignored or "
+        "blocked?)>\n");
 }
 
 TEST_CASE("FormatHangReport: each rank's place, then the stacks", "[agent][hang_report]") {

@@ -38,5 +38,21 @@ TEST_CASE("Progressed: workers in only one sample are left out", "[agent][progre
   CHECK_FALSE(Progressed(Sample(0, {}), Sample(0, {}), milliseconds(1000), 100));
 }
 
+TEST_CASE("Progressed: the rule's two blind spots, as docs/user-guide.md states them",
+          "[agent][progress_rule]") {
+  // The issue's repros. Rank 0 computes silently (a whole CPU) while rank 1 waits idle in a
+  // barrier: no progress, so a silent phase longer than --hang-timeout is taken for a hang
+  // (cover: a line of output per step or phase, or a longer timeout).
+  CHECK_FALSE(Progressed(Sample(0, {{0, 0}, {1, 7}}), Sample(0, {{0, 100}, {1, 7}}),
+                         milliseconds(1000), 100));
+  // Two ranks spinning silently (a spinning NCCL deadlock's pattern): progress, so the hang is
+  // never declared (cover: the file-timer watchdog, or the collectives' own timeout).
+  CHECK(Progressed(Sample(0, {{0, 0}, {1, 0}}), Sample(0, {{0, 100}, {1, 100}}), milliseconds(1000),
+                   100));
+  // The first case's cover: one line of output is progress whatever the CPU says.
+  CHECK(Progressed(Sample(0, {{0, 0}, {1, 7}}), Sample(1, {{0, 100}, {1, 7}}), milliseconds(1000),
+                   100));
+}
+
 }  // namespace
 }  // namespace cpplaunch

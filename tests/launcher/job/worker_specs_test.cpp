@@ -119,6 +119,7 @@ TEST_CASE("Worker specs: tee, filters and log files", "[agent][worker_specs]") {
   CHECK(shown.stdout_log == logs.StdoutLog(1, 0));
   CHECK(shown.stderr_log == logs.StderrLog(1, 0));
   CHECK(hidden.stdout_route == StreamRoute::kFile);  // a hidden rank keeps its files
+  CHECK_FALSE(hidden.stderr_log_for_failures);       // -t asked for them
   CHECK(Has((*specs)[1].env, "TORCHELASTIC_ERROR_FILE=" + logs.ErrorFile(1, 1).string()));
   std::filesystem::remove_all(logs.run_dir());
 }
@@ -157,6 +158,9 @@ TEST_CASE("Worker specs: a hidden rank keeps its stderr in its file without -r/-
   CHECK(hidden.stdout_route == StreamRoute::kDiscard);  // as torchrun: no file asked for
   CHECK(hidden.stderr_route == StreamRoute::kFile);     // the traceback survives
   CHECK(hidden.stderr_log == logs.StderrLog(1, 1));
+  // ...in a file of the agent's, removed when empty (issue 23), unlike one -r/-t asked for.
+  CHECK(hidden.stderr_log_for_failures);
+  CHECK_FALSE(shown.stderr_log_for_failures);
   std::filesystem::remove_all(logs.run_dir());
 }
 

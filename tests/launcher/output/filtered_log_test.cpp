@@ -46,8 +46,32 @@ TEST_CASE("FilteredLog reports a full disk once and stops writing", "[output][fi
   CHECK(errors == 1);
 }
 
-TEST_CASE("FilteredLog throws when its file cannot be created", "[output][filters]") {
-  CHECK_THROWS_AS(FilteredLog({"x"}, "/nonexistent-dir/filtered.log", {}), std::system_error);
+// Issue 23: the filters left an empty file in every attempt's directory, matched or not (and
+// the default log directory in /tmp with it).
+TEST_CASE("FilteredLog creates its file with the first matching line only", "[output][filters]") {
+  const fs::path path = fs::temp_directory_path() / "filtered_log_lazy_test.log";
+  fs::remove(path);
+  {
+    FilteredLog log({"keep"}, path, {});
+    log.Write("[r0]:drop\n", 5);
+    CHECK_FALSE(fs::exists(path));
+  }
+  CHECK_FALSE(fs::exists(path));
+  {
+    FilteredLog log({"keep"}, path, {});
+    log.Write("[r0]:keep\n", 5);
+    CHECK(fs::exists(path));
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("FilteredLog reports a file it cannot create once", "[output][filters]") {
+  std::vector<int> errors;
+  FilteredLog log({"x"}, "/nonexistent-dir/filtered.log",
+                  [&](const fs::path&, int error) { errors.push_back(error); });
+  log.Write("x\n", 0);
+  log.Write("x\n", 0);
+  CHECK(errors == std::vector<int>{ENOENT});
 }
 
 }  // namespace cpplaunch

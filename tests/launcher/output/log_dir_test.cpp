@@ -51,6 +51,15 @@ TEST_CASE("LogDir without a base makes torchelastic_XXXXXXXX in the temp root",
   CHECK(std::regex_match(dir.run_dir().filename().string(), std::regex("none_[a-z0-9_]{8}")));
 }
 
+// Issue 23: the run's directory could not be made (a run id too long for a file name) and an
+// empty torchelastic_XXXXXXXX stayed in /tmp.
+TEST_CASE("LogDir leaves no temporary directory behind when the run's cannot be made",
+          "[launcher][log_dir]") {
+  ScratchDir scratch;
+  CHECK_THROWS_AS(LogDir::Create("", std::string(300, 'x'), scratch.path()), std::system_error);
+  CHECK(fs::is_empty(scratch.path()));
+}
+
 TEST_CASE("LogDir attempt layout has one directory per local rank and torchrun's file names",
           "[launcher][log_dir]") {
   ScratchDir scratch;

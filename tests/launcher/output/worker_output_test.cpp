@@ -265,6 +265,27 @@ TEST_CASE_METHOD(OutputRig,
   CHECK_FALSE(fs::exists(hidden.stderr_log));
 }
 
+// Issue 23: --local-ranks-filter hiding a rank left its empty stderr.log (kept for a failure's
+// traceback) in every attempt's directory, and the default log directory in /tmp with it.
+TEST_CASE_METHOD(OutputRig,
+                 "WorkerOutput removes a hidden rank's stderr log at the drain when nothing was "
+                 "written",
+                 "[launcher][output][process]") {
+  auto quiet = Streams(0, StreamRoute::kDiscard, StreamRoute::kFile, dir);
+  quiet.stderr_log_for_failures = true;
+  auto talker = Streams(1, StreamRoute::kDiscard, StreamRoute::kFile, dir);
+  talker.stderr_log_for_failures = true;
+  auto asked = Streams(2, StreamRoute::kDiscard, StreamRoute::kFile, dir);  // -r: the user's
+  const ChildStdio a = output.Open(quiet);
+  const ChildStdio b = output.Open(talker);
+  const ChildStdio c = output.Open(asked);
+  CHECK(fs::exists(quiet.stderr_log));  // the worker gets it from the start
+  Run({Sh("echo out"), Sh("echo traceback >&2"), Sh("true")}, {a, b, c});
+  CHECK_FALSE(fs::exists(quiet.stderr_log));
+  CHECK(ReadFile(talker.stderr_log) == "traceback\n");
+  CHECK(fs::exists(asked.stderr_log));
+}
+
 TEST_CASE_METHOD(OutputRig, "WorkerOutput writes a crashing worker's partial last line",
                  "[launcher][output][process]") {
   const auto streams = Streams(1, StreamRoute::kTee, StreamRoute::kInherit, dir);

@@ -234,6 +234,35 @@ TEST_CASE("Supervisor ends as stopped on request and passes unreaped workers on"
   CHECK(f.result->unreaped[0].id == 1);
 }
 
+// Issue 23: a hang whose workers ignore SIGABRT ended as a stop request, and a single-host job
+// ended there without using its restarts.
+TEST_CASE("Supervisor fails an attempt on request: a restart while restarts are left",
+          "[launcher][supervisor]") {
+  Fixture f(1);
+  f.Run(2);
+  f.supervisor.FailAttempt();
+  REQUIRE(f.group.stops.size() == 1);
+  CHECK(f.group.stops[0].signo == SIGTERM);  // the usual teardown
+  f.group.Exit(0, WorkerExit::Signaled(SIGTERM));
+  f.group.Exit(1, WorkerExit::Signaled(SIGTERM));
+  f.group.FinishStop();
+  REQUIRE(f.result);
+  CHECK(f.result->outcome == AttemptOutcome::kRestart);
+  CHECK(f.ExitOf(0).role == ExitRole::kStopped);  // no worker is blamed
+  CHECK_FALSE(f.result->root_failure);
+
+  f.Run(2, 1);  // the last restart: failed, and the next attempt starts clean
+  f.supervisor.FailAttempt();
+  f.group.Exit(0, WorkerExit::Signaled(SIGTERM));
+  f.group.Exit(1, WorkerExit::Signaled(SIGTERM));
+  f.group.FinishStop();
+  CHECK(f.result->outcome == AttemptOutcome::kFailed);
+  f.Run(1, 1);
+  f.group.Exit(0, WorkerExit::Exited(0));
+  f.group.FinishStop();
+  CHECK(f.result->outcome == AttemptOutcome::kSucceeded);
+}
+
 TEST_CASE("Supervisor holds the failure's teardown until the job lets it proceed",
           "[launcher][supervisor]") {
   FakeWorkerGroup group;
