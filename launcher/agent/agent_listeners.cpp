@@ -2,6 +2,7 @@
 
 #include "launcher/agent/elastic_event_log.h"
 #include "launcher/agent/failure_reporter.h"
+#include "launcher/agent/store_refusal_note.h"
 #include "launcher/agent/watchdog.h"
 #include "launcher/status/status_listener.h"
 
@@ -21,6 +22,7 @@ std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup) {
   if (watchdog) listeners->Add(std::move(watchdog));
   listeners->Add(std::make_unique<FailureReporter>(setup.options, setup.env, setup.console,
                                                    setup.logs, watchdog_view));
+  listeners->Add(std::make_unique<StoreRefusalNote>(setup.store, setup.console));
   if (setup.options.status_port) {
     listeners->Add(std::make_unique<StatusListener>(StatusSetup{
         .io = setup.io,

@@ -5,6 +5,7 @@
 //   Watchdog         TORCHELASTIC_ENABLE_FILE_TIMER=1: the file-timer server, told of each
 //                    attempt and exit; its kills go to the event log, then to the console
 //   FailureReporter  the failed lines, the failure summary, the hints, the agent's error file
+//   StoreRefusalNote the agent handshakes this host's store refused, when the run failed
 //   StatusListener   --status-port: the HTTP endpoint (health, readiness, status, metrics)
 // A new listener is added here; the agent does not change.
 // Threads: the agent's loop thread.
