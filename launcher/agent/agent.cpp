@@ -275,8 +275,8 @@ class Agent::Impl {
 
   // What failed and why; the final root cause's own code for --exit-code=worker.
   FailureFindings Diagnose(const AttemptResult& result, bool final) {
-    FailureFindings findings =
-        FindFailures(result, final, *attempt_, *hang_, options_, env_, host_->get(), *log_dir_);
+    FailureFindings findings = FindFailures(result, final, *attempt_, *hang_, *listeners_, options_,
+                                            env_, host_->get(), *log_dir_);
     // A hang is the job's failure, not one worker's: its code stays torchrun's.
     if (findings.root_cause && !findings.hung) {
       outcome_.worker_status =

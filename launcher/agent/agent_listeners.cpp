@@ -3,6 +3,7 @@
 #include "launcher/agent/elastic_event_log.h"
 #include "launcher/agent/failure_reporter.h"
 #include "launcher/agent/loopback_listener.h"
+#include "launcher/agent/store_refusal_note.h"
 #include "launcher/agent/watchdog.h"
 #include "launcher/status/status_listener.h"
 
@@ -24,6 +25,7 @@ std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup) {
                                                    setup.logs, watchdog_view));
   listeners->Add(
       std::make_unique<LoopbackListener>(setup.env, setup.console, setup.logs, setup.host));
+  listeners->Add(std::make_unique<StoreRefusalNote>(setup.store, setup.console));
   if (setup.options.status_port) {
     listeners->Add(std::make_unique<StatusListener>(StatusSetup{
         .io = setup.io,

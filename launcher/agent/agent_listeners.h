@@ -7,6 +7,7 @@
 //   FailureReporter  the failed lines, the failure summary, the hints, the agent's error file
 //   LoopbackListener a job across hosts whose host name resolves to loopback: the warning at
 //                    start, and the cause named after gloo's refused connect
+//   StoreRefusalNote the agent handshakes this host's store refused, when the run failed
 //   StatusListener   --status-port: the HTTP endpoint (health, readiness, status, metrics)
 // A new listener is added here; the agent does not change.
 // Threads: the agent's loop thread.

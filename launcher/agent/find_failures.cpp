@@ -10,15 +10,19 @@
 namespace cpplaunch {
 namespace {
 
-// Each failure's plain words: the hang, an OOM kill, a signal from outside, a crash, a program
-// that could not be run.
+// Each failure's plain words: the hang, a signal of the agent's own watchdog, an OOM kill, a
+// signal from outside, a crash, a program that could not be run.
 void AddReasons(std::vector<FailureRecord>& records, int restart_count, const Attempt& attempt,
-                const HangDiagnosis& hang, const LaunchOptions& options, const EnvMap& env,
-                const LogDir& logs) {
+                const HangDiagnosis& hang, const AgentListener& senders,
+                const LaunchOptions& options, const EnvMap& env, const LogDir& logs) {
   const std::string program = WorkerArgv(options, env, 0).front();
   for (FailureRecord& record : records) {
     if (auto reason = hang.Reason(record, logs, restart_count)) {
       record.reason = std::move(*reason);
+      continue;
+    }
+    if (auto sent = record.exit.signaled() ? senders.SignalSent(record.pid) : std::nullopt) {
+      record.reason = std::move(*sent);
       continue;
     }
     ExitFacts facts;
@@ -40,12 +44,13 @@ void AddReasons(std::vector<FailureRecord>& records, int restart_count, const At
 }  // namespace
 
 FailureFindings FindFailures(const AttemptResult& result, bool final, const Attempt& attempt,
-                             const HangDiagnosis& hang, const LaunchOptions& options,
-                             const EnvMap& env, const std::string& host, const LogDir& logs) {
+                             const HangDiagnosis& hang, const AgentListener& senders,
+                             const LaunchOptions& options, const EnvMap& env,
+                             const std::string& host, const LogDir& logs) {
   FailureFindings findings;
   findings.final = final;
   findings.records = AttemptFailureRecords(result, attempt.round().layout.base_rank, host, logs);
-  AddReasons(findings.records, result.restart_count, attempt, hang, options, env, logs);
+  AddReasons(findings.records, result.restart_count, attempt, hang, senders, options, env, logs);
   findings.hung = hang.hung();
   findings.hang_report = hang.Report(findings.records, logs, result.restart_count);
   findings.attempt_started = attempt.started();

@@ -9,6 +9,7 @@
 #include "launcher/agent/attempt.h"
 #include "launcher/cli/options.h"
 #include "launcher/hang/hang_diagnosis.h"
+#include "launcher/job/agent_events.h"
 #include "launcher/output/log_dir.h"
 #include "launcher/process/supervisor.h"
 #include "launcher/report/failure_findings.h"
@@ -17,8 +18,10 @@
 namespace cpplaunch {
 
 // The findings of `attempt`, which ended with `result`. `host` names this host in the records.
+// `senders` says which signals the agent's own listeners sent (AgentListener::SignalSent).
 FailureFindings FindFailures(const AttemptResult& result, bool final, const Attempt& attempt,
-                             const HangDiagnosis& hang, const LaunchOptions& options,
-                             const EnvMap& env, const std::string& host, const LogDir& logs);
+                             const HangDiagnosis& hang, const AgentListener& senders,
+                             const LaunchOptions& options, const EnvMap& env,
+                             const std::string& host, const LogDir& logs);
 
 }  // namespace cpplaunch

@@ -7,6 +7,7 @@
 
 #include "launcher/multihost/free_port.h"
 #include "launcher/multihost/host_info.h"
+#include "launcher/multihost/port_holder.h"
 #include "launcher/multihost/start_store.h"
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/store/endpoint.h"
@@ -74,6 +75,12 @@ std::unique_ptr<StoreServer> MultiHostJob::HostStore() {
       master_port_ = store->port();
     } catch (const StoreBindError& e) {
       if (plan.host_forced || !plan.dynamic) throw;
+      // With a secret, whatever holds the port is not trusted to be this job's store (issue 23).
+      if (!plan.security.secret.empty() && e.address_in_use()) {
+        throw StoreBindError(BusyStorePortRefusal(Endpoint{master_addr_, master_port_}.ToString(),
+                                                  FindPortHolder(master_port_)),
+                             true);
+      }
       // Not the bind error's own advice (another port): sharing the store is the point here.
       hooks_.info((e.address_in_use() ? Endpoint{master_addr_, master_port_}.ToString() +
                                             " is taken, by another agent of this host as in a "

@@ -48,6 +48,10 @@ void Watchdog::OnWorkerExit(const WorkerExitEvent& event) {
 // The FIFO goes with the agent's run, before its console is flushed.
 void Watchdog::OnAgentEnded(const AgentEnded& /*ended*/) { server_.reset(); }
 
+std::optional<std::string> Watchdog::SignalSent(int pid) const {
+  return WatchdogKillReason(kills(), pid);
+}
+
 void Watchdog::Killed(const WatchdogKill& kill) {
   if (on_kill_) on_kill_(kill);
   const TimerExpiry& expiry = kill.expiry;

@@ -37,6 +37,9 @@ class Watchdog final : public AgentListener {
   void OnAttemptStarting(const Round& round) override;
   void OnWorkerExit(const WorkerExitEvent& event) override;
   void OnAgentEnded(const AgentEnded& ended) override;
+  // A worker this attempt's watchdog killed: "killed by SIGKILL from cpplaunch's file-timer
+  // watchdog (timer ...)".
+  std::optional<std::string> SignalSent(int pid) const override;
 
  private:
   Watchdog(AgentConsole& console, OnKill on_kill);

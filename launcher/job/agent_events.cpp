@@ -32,4 +32,11 @@ void AgentListeners::OnAgentEnded(const AgentEnded& ended) {
   for (auto& listener : listeners_) listener->OnAgentEnded(ended);
 }
 
+std::optional<std::string> AgentListeners::SignalSent(int pid) const {
+  for (const auto& listener : listeners_) {
+    if (auto reason = listener->SignalSent(pid)) return reason;
+  }
+  return std::nullopt;
+}
+
 }  // namespace cpplaunch

@@ -71,6 +71,12 @@ class AgentListener {
   virtual void OnAttemptDone(const AttemptResult& /*result*/) {}
   virtual void OnDecision(const AttemptDecided& /*decided*/) {}
   virtual void OnAgentEnded(const AgentEnded& /*ended*/) {}
+
+  // A question, not an event: why the worker process `pid` of the current attempt got a signal
+  // this listener sent itself (the file-timer watchdog kills workers), in plain words for its
+  // failure's reason; nullopt when it sent none. The failure findings ask it before they explain
+  // a signal as one from outside the job.
+  virtual std::optional<std::string> SignalSent(int /*pid*/) const { return std::nullopt; }
 };
 
 // Every listener hears every event, in the order they were added.
@@ -84,6 +90,8 @@ class AgentListeners final : public AgentListener {
   void OnAttemptDone(const AttemptResult& result) override;
   void OnDecision(const AttemptDecided& decided) override;
   void OnAgentEnded(const AgentEnded& ended) override;
+  // The first listener's answer.
+  std::optional<std::string> SignalSent(int pid) const override;
 
  private:
   std::vector<std::unique_ptr<AgentListener>> listeners_;

@@ -84,6 +84,14 @@ AttemptDecision AfterRoundEnd(const AttemptResult& result, const RoundEnd& end, 
                        "stays " +
                            std::to_string(restart_count) + ")");
   }
+  // A member dropped while the round armed (rendezvous/c10d): its workers never ran, so nothing
+  // failed; the rendezvous forms the next round without it. Only a race with the last member's
+  // arming lets this notice reach a running round.
+  if (end.kind == RoundEndKind::kMemberDropped) {
+    return NextAttempt(false, FailureReportKind::kNone,
+                       "new rendezvous round without a dropped host (the restart count stays " +
+                           std::to_string(restart_count) + ")");
+  }
   // Never restart without the store (the next round needs it) or when the hosts disagree on
   // the job (every later round would disagree the same way).
   const bool restart = end.kind != RoundEndKind::kStoreLost &&

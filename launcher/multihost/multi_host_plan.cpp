@@ -25,6 +25,8 @@ void ApplyTimings(const RdzvTimings& t, MultiHostPlan* plan) {
   c.heartbeat_timeout = t.heartbeat_timeout.value_or(c.heartbeat_timeout);
   c.keep_alive_max_attempt = t.keep_alive_max_attempt.value_or(c.keep_alive_max_attempt);
   c.read_timeout = r.read_timeout;
+  r.keep_alive_interval = c.keep_alive_interval;
+  r.keep_alive_max_attempt = c.keep_alive_max_attempt;
 }
 
 // Where the store is. One host may default its endpoint (--standalone, or localhost for an

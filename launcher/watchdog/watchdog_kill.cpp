@@ -35,4 +35,14 @@ std::string FormatWatchdogKills(const std::vector<WatchdogKill>& kills, int base
   return text;
 }
 
+std::optional<std::string> WatchdogKillReason(const std::vector<WatchdogKill>& kills, int pid) {
+  for (const WatchdogKill& kill : kills) {
+    if (!kill.delivered || kill.expiry.pid != pid) continue;
+    return "killed by " + SignalName(kill.expiry.signal) +
+           " from cpplaunch's file-timer watchdog (timer '" + kill.expiry.scope_id +
+           "', which allowed " + Seconds(kill.expiry.allowed_seconds) + ")";
+  }
+  return std::nullopt;
+}
+
 }  // namespace cpplaunch

@@ -22,4 +22,9 @@ struct WatchdogKill {
 // newline; global rank = base_rank + local rank. "" when `kills` is empty.
 std::string FormatWatchdogKills(const std::vector<WatchdogKill>& kills, int base_rank);
 
+// The failure reason of the process `pid` when one of `kills` delivered its signal to it:
+// "killed by SIGKILL from cpplaunch's file-timer watchdog (timer 'train.py#42', which allowed
+// 5.0 s)"; nullopt when the watchdog sent it nothing.
+std::optional<std::string> WatchdogKillReason(const std::vector<WatchdogKill>& kills, int pid);
+
 }  // namespace cpplaunch

@@ -71,7 +71,9 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
       case JoinAction::kDone: {
         if (turn > 0) turn = co_await turns.Pass(turn);
         const RoundAssignment assignment = co_await AwaitAssignment(decision.next, deadline);
-        co_return co_await Finish(assignment, deadline);
+        if (auto result = co_await Finish(assignment, deadline)) co_return std::move(*result);
+        snapshot = co_await Read();  // the round was formed again without a lost member
+        break;
       }
       case JoinAction::kClosed:
         throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
@@ -94,7 +96,9 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
         if (snapshot.state && !snapshot.state->complete &&
             snapshot.state->RankOf(me.node_id) >= 0) {
           const auto assignment = co_await ReadAssignment(snapshot.state->round);
-          if (assignment) co_return co_await Finish(*assignment, deadline);
+          if (assignment) {
+            if (auto result = co_await Finish(*assignment, deadline)) co_return std::move(*result);
+          }
         }
         snapshot = co_await Read();
         break;
@@ -338,8 +342,8 @@ Rendezvous::Task<RoundAssignment> DynamicRendezvous::AwaitAssignment(const Rende
   }
 }
 
-Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RoundAssignment& assignment,
-                                                             Clock::time_point deadline) {
+Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::Finish(
+    const RoundAssignment& assignment, Clock::time_point deadline) {
   std::vector<std::string> keys;
   for (const auto& [rank, id] : assignment.peers) keys.push_back(keys_.Node(id));
   RendezvousResult result;
@@ -368,12 +372,54 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Finish(const RoundAssignme
   }
   const std::string round_text =
       "round " + std::to_string(result.round) + " of job '" + settings_.run_id + "'";
-  co_await ArmRound(client_, settings_.run_id, result, deadline,
-                    round_text + ": not every host armed the round");
+  ArmWatch watch;
+  watch.round_text = round_text;
+  watch.silent_limit =
+      settings_.keep_alive_interval * std::max(settings_.keep_alive_max_attempt, 1);
+  watch.beat_interval = std::max<std::chrono::milliseconds>(settings_.keep_alive_interval / 4,
+                                                            std::chrono::milliseconds(10));
+  watch.lost_kind = RoundEndKind::kMemberDropped;
+  watch.progress_interval = settings_.progress_interval;
+  watch.progress = settings_.progress;
+  const ArmOutcome armed =
+      co_await ArmRound(client_, settings_.run_id, result, deadline,
+                        round_text + ": not every host armed the round", watch);
+  if (armed == ArmOutcome::kEnded && co_await ReformAfterDrop(result.round)) co_return std::nullopt;
   co_await ReleaseRound(client_, settings_.run_id, result.round, result.group_rank, deadline,
                         settings_.progress_interval,
                         round_text + ": group rank 0 did not release the round");
   co_return result;
+}
+
+// Every member that saw the drop notice tries the same write: the first one forms the next round,
+// and the others find the state moved on. The dropped member's record stays (it may wake up and
+// join again as a late host).
+Rendezvous::Task<bool> DynamicRendezvous::ReformAfterDrop(int64_t round) {
+  const auto stored = co_await ReadIfPresent(client_, EndKey(settings_.run_id, round));
+  std::string error;
+  const auto notice = stored ? RoundEnd::Decode(*stored, &error) : std::nullopt;
+  if (!notice || notice->kind != RoundEndKind::kMemberDropped) co_return false;
+  if (settings_.progress) {
+    settings_.progress("round " + std::to_string(round) + " of job '" + settings_.run_id +
+                       "': " + notice->Describe() + "; forming round " + std::to_string(round + 1) +
+                       " without it");
+  }
+  for (;;) {
+    Snapshot snapshot = co_await Read();
+    const auto& state = snapshot.state;
+    if (!state || state->round != round || !state->complete || state->closed ||
+        notice->node_rank < 0 ||
+        notice->node_rank >= static_cast<int>(state->participants.size())) {
+      co_return true;
+    }
+    const RendezvousState next =
+        ReformedWithout(*state, {state->participants[static_cast<size_t>(notice->node_rank)]});
+    const int64_t epoch_before = state->epoch;
+    if (!co_await CompareAndSwap(&snapshot, next)) continue;
+    if (next.complete) co_await PublishAssignments(next);
+    co_await WakeWaiters(epoch_before, next);
+    co_return true;
+  }
 }
 
 void DynamicRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline,

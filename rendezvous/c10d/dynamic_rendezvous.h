@@ -19,7 +19,9 @@
 // of the complete state then stores each member's assignment (round_assignment.h) under the
 // member's own key before it wakes the waiters, and each member reads only its own, so that the
 // end of a round costs O(N log N) bytes for the job rather than N^2. The members then arm the
-// round (rendezvous.h).
+// round (rendezvous.h); a member lost while the round arms (its connection closed, or its
+// heartbeats stopped for the keep-alive window) is dropped: the next round is formed at once
+// without it (ReformedWithout), without consuming a restart, and the others join that one.
 
 #include <boost/asio/any_io_executor.hpp>
 
@@ -99,8 +101,13 @@ class DynamicRendezvous : public Rendezvous {
   // Waits for this node's assignment in the complete `state`, publishing them all when nobody
   // did within kAssignmentWait.
   Task<RoundAssignment> AwaitAssignment(const RendezvousState& state, Clock::time_point deadline);
-  Task<RendezvousResult> Finish(const RoundAssignment& assignment,
-                                AsyncStoreClient::Clock::time_point deadline);
+  // Arms and releases the round; nullopt when a member was lost while the round armed and the
+  // next round was formed without it (ReformAfterDrop): the join then decides again.
+  Task<std::optional<RendezvousResult>> Finish(const RoundAssignment& assignment,
+                                               AsyncStoreClient::Clock::time_point deadline);
+  // Round `round` ended while it armed: true when its notice dropped a member (kMemberDropped),
+  // after the next round was formed without it (by this host, or by another one first).
+  Task<bool> ReformAfterDrop(int64_t round);
   static constexpr std::chrono::milliseconds kAssignmentWait{3000};
   // `joined`: the participants in all when `state` is a summary (StateSummary); -1: its list's.
   void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline,

@@ -80,6 +80,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::AwaitComple
     const bool changed =
         co_await client_.Wait(std::move(keys), std::max(left, std::chrono::milliseconds(1)));
     std::optional<RoundAssignment> assignment = co_await ReadAssignment(answer.round);
+    // Finish's nullopt (the round was formed again without a lost member) hands over too.
     if (assignment) co_return co_await Finish(*assignment, deadline);
     if (Clock::now() >= deadline) co_return std::nullopt;  // the loop leaves and says why
     std::string error;

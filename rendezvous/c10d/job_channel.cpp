@@ -79,6 +79,18 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     return notice;
   }
 
+  // The store answered, but what ended the round is no agent's notice (agents write readable ones
+  // and never delete them): a stranger speaking the agents' protocol did it.
+  RoundEnd ForeignEnd(const std::string& what) const {
+    RoundEnd notice;
+    notice.kind = RoundEndKind::kForeignEnd;
+    notice.detail = what + " in the round's end key of the store at " +
+                    Endpoint{settings.store_host, settings.store_port}.ToString() +
+                    ", which is up; without a secret_file any client that reaches the store can "
+                    "speak the agents' protocol (see docs/security.md)";
+    return notice;
+  }
+
   // The loops run detached: self_ref keeps this state alive until they return, even when the
   // JobChannel is destroyed first (Stop() closes the clients, which ends them).
   asio::awaitable<void> WatchLoop() {
@@ -86,11 +98,14 @@ struct JobChannel::State : std::enable_shared_from_this<State> {
     try {
       std::vector<std::string> keys{EndKey(settings.run_id, round.round)};
       co_await watch.Wait(keys, kForever);
-      Bytes value = co_await watch.Get(EndKey(settings.run_id, round.round));
+      // Not a GET: a key deleted after the WAIT fired would make the store close the connection,
+      // and the agent would blame the store.
+      const auto value = co_await ReadIfPresent(watch, EndKey(settings.run_id, round.round));
       std::string error;
-      auto notice = RoundEnd::Decode(value, &error);
-      if (!notice) throw StoreError("unreadable round-end notice: " + error);
-      Deliver(*notice);
+      auto notice = value ? RoundEnd::Decode(*value, &error) : std::nullopt;
+      Deliver(notice ? *notice
+                     : ForeignEnd(value ? "it holds an unreadable notice (" + error + ")"
+                                        : "it deleted the notice"));
     } catch (const std::exception& error) {
       if (!stopped) Deliver(StoreLost(error.what()));
     }

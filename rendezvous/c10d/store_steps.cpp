@@ -233,15 +233,68 @@ asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundPeer& mem
   co_return holder == member.node.node_id;
 }
 
+namespace {
+
+// What the member before `next` on the ring has seen of next's heartbeat counter while the round
+// arms: a counter that stands still from the start of arming counts from there.
+struct RingWatch {
+  std::optional<Bytes> last;
+  bool seen = false;
+  Clock::time_point changed_at = Clock::now();
+};
+
+// The notice naming `next` when it is lost (it has not armed, and its connection closed or its
+// heartbeat counter stood still for watch.silent_limit); nullopt while it may still arm.
+asio::awaitable<std::optional<RoundEnd>> LostMember(AsyncStoreClient& client,
+                                                    const std::string& run_id, int64_t round,
+                                                    const RoundPeer& next, const ArmWatch& watch,
+                                                    RingWatch* ring) {
+  std::vector<std::string> one{ArmedKey(run_id, round, next.group_rank)};
+  if (co_await client.Check(one)) co_return std::nullopt;
+  RoundEnd notice = ConnectionClosedNotice(next.node, next.group_rank);
+  notice.kind = watch.lost_kind;
+  if (!co_await MemberAlive(client, next)) {
+    notice.detail = "its connection to the store closed during the rendezvous of round " +
+                    std::to_string(round);
+    co_return notice;
+  }
+  if (watch.silent_limit <= std::chrono::milliseconds::zero()) co_return std::nullopt;
+  std::string beat_key = rendezvous_keys::Heartbeat(run_id, next.node.node_id);
+  std::optional<Bytes> beat = co_await ReadIfPresent(client, std::move(beat_key));
+  const auto now = Clock::now();
+  if (!ring->seen || beat != ring->last) {
+    if (ring->seen) ring->changed_at = now;
+    ring->seen = true;
+    ring->last = std::move(beat);
+    co_return std::nullopt;
+  }
+  if (now - ring->changed_at < watch.silent_limit) co_return std::nullopt;
+  notice.detail = "its agent " + next.node.node_id + " sent no heartbeat for " +
+                  FormatSeconds(now - ring->changed_at) + " while round " + std::to_string(round) +
+                  " armed (keep_alive_interval x keep_alive_max_attempt), and it never armed it";
+  co_return notice;
+}
+
+std::string ArmingLine(const ArmWatch& watch, int64_t armed, int64_t size) {
+  std::string line = watch.round_text + ": " + std::to_string(armed) + " of " +
+                     std::to_string(size) + " hosts armed the round; waiting for the others";
+  if (watch.silent_limit > std::chrono::milliseconds::zero()) {
+    line += " (a host silent for " + FormatSeconds(watch.silent_limit) + " is dropped)";
+  }
+  return line;
+}
+
+}  // namespace
+
 // The armed marks are counted (one ADD each) and the member that completes the count sets one
 // "all armed" key, which every member waits for: a member's wait costs one watch and one wake-up
 // whatever the size of the round. (Waiting for every member's mark instead costs each member N
 // watches, and its scan after a tick N round trips: N^2 for the round.) The per-rank marks stay
 // for the check of the next member, which runs only while arming makes no progress: then someone
-// may have died.
-asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id,
-                               const RendezvousResult& result, Clock::time_point deadline,
-                               std::string timeout_message) {
+// may have died or gone silent.
+asio::awaitable<ArmOutcome> ArmRound(AsyncStoreClient& client, const std::string& run_id,
+                                     const RendezvousResult& result, Clock::time_point deadline,
+                                     std::string timeout_message, const ArmWatch& watch) {
   const int64_t round = result.round;
   const int group_rank = result.group_rank;
   // Arming normally takes a few round trips; the tick only bounds how long a member that died
@@ -250,38 +303,54 @@ asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_
   const std::string end = EndKey(run_id, round);
   const std::string count_key = rendezvous_keys::Round(run_id, round) + "armed_count";
   const std::string all_armed = rendezvous_keys::Round(run_id, round) + "all_armed";
+  const std::string beat_key = rendezvous_keys::Heartbeat(run_id, result.self().node_id);
   co_await client.CancelWills();
   Bytes will = ConnectionClosedNotice(result.self(), group_rank).Encode();
   co_await client.Will(end, std::move(will));
+  co_await client.Add(beat_key, 1);
   co_await client.Set(ArmedKey(run_id, round, group_rank), "");
   const auto size = static_cast<int64_t>(result.group_world_size());
   int64_t armed_count = co_await client.Add(count_key, 1);
   if (armed_count == size) co_await client.Set(all_armed, "");
+  auto next_beat = Clock::now() + watch.beat_interval;
+  auto next_progress = Clock::now() + watch.progress_interval;
+  RingWatch ring;
   for (;;) {
     std::vector<std::string> done{all_armed};
-    if (co_await client.Wait(done, kTick)) co_return;
+    if (co_await client.Wait(done, kTick)) co_return ArmOutcome::kAllArmed;
     std::vector<std::string> ended{end};
-    if (co_await client.Check(ended)) co_return;
+    if (co_await client.Check(ended)) co_return ArmOutcome::kEnded;
+    if (Clock::now() >= next_beat) {
+      co_await client.Add(beat_key, 1);
+      next_beat = Clock::now() + watch.beat_interval;
+    }
     const int64_t now_armed = co_await client.Add(count_key, 0);
     if (now_armed == armed_count && size > 1) {
-      // No progress for a tick: a member may have died before arming. Each member looks at the
-      // next one on the ring only (one or two round trips, not 2N each: under load, a busy
-      // store stalls arming for a tick, and N members scanning N members would bury it). Any
-      // dead member is still found: the live member before the first dead one of a run looks
+      // No progress for a tick: a member may have died or gone silent before arming. Each member
+      // looks at the next one on the ring only (a few round trips, not 2N each: under load, a
+      // busy store stalls arming for a tick, and N members scanning N members would bury it).
+      // Any lost member is still found: the live member before the first lost one of a run looks
       // at it, and a dead member that had armed ends the round through its will.
       const RoundPeer& next = result.Member(static_cast<int>((group_rank + 1) % size));
-      std::vector<std::string> one{ArmedKey(run_id, round, next.group_rank)};
-      if (!co_await client.Check(one) && !co_await MemberAlive(client, next)) {
-        RoundEnd notice = ConnectionClosedNotice(next.node, next.group_rank);
-        notice.detail = "its connection to the store closed during the rendezvous of round " +
-                        std::to_string(round);
-        co_await PublishRoundEnd(client, run_id, round, notice);
-        co_return;
+      if (auto lost = co_await LostMember(client, run_id, round, next, watch, &ring)) {
+        co_await PublishRoundEnd(client, run_id, round, std::move(*lost));
+        co_return ArmOutcome::kEnded;
       }
     }
     armed_count = now_armed;
+    if (watch.progress && Clock::now() >= next_progress) {
+      watch.progress(ArmingLine(watch, now_armed, size));
+      next_progress = Clock::now() + watch.progress_interval;
+    }
     if (Clock::now() >= deadline) throw RendezvousError(timeout_message);
   }
+}
+
+asio::awaitable<ArmOutcome> ArmRound(AsyncStoreClient& client, const std::string& run_id,
+                                     const RendezvousResult& result, Clock::time_point deadline,
+                                     std::string timeout_message) {
+  const ArmWatch watch;
+  co_return co_await ArmRound(client, run_id, result, deadline, std::move(timeout_message), watch);
 }
 
 asio::awaitable<void> ReleaseRound(AsyncStoreClient& client, const std::string& run_id,

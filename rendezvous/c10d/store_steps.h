@@ -73,24 +73,54 @@ boost::asio::awaitable<std::optional<Bytes>> ReadIfPresent(AsyncStoreClient& cli
 // heartbeats lapsed.
 boost::asio::awaitable<bool> MemberAlive(AsyncStoreClient& client, const RoundPeer& member);
 
+// How ArmRound watches the members that have not armed yet, and what it says while it waits.
+struct ArmWatch {
+  // "round 0 of job 'x'": names the round in progress lines.
+  std::string round_text;
+  // A member that has not armed and whose heartbeat counter stood still this long (keep-alive
+  // interval x max attempts) is lost, like one whose connection closed. Zero: only closed ones.
+  std::chrono::milliseconds silent_limit{0};
+  // How often this member bumps its own heartbeat counter while it waits (keep-alive / 4).
+  std::chrono::milliseconds beat_interval{std::chrono::seconds(1)};
+  // What a lost member's notice says: kPeerLost ends the round (static: fixed membership);
+  // kMemberDropped asks the others to form the next round without it (c10d: ReformedWithout).
+  RoundEndKind lost_kind = RoundEndKind::kPeerLost;
+  std::chrono::milliseconds progress_interval{std::chrono::seconds(5)};
+  ProgressSink progress;  // a line every progress_interval while not every member armed
+};
+
+// How arming ended: every member armed (the round runs), or the round's end notice came first
+// (read it: a lost member's, or any other).
+enum class ArmOutcome { kAllArmed, kEnded };
+
 // Makes this agent's death end `round` for everybody, then waits until every member did so.
 // Registers a will on the round's end key (a kPeerLost notice naming this agent: its connection to
 // the store closed; earlier wills of this connection are cancelled first), marks itself armed,
 // and waits until every member did (one counter and one "all armed" key, so that a round of N
-// members costs O(N) store work, not N^2). A member that is not armed and whose liveness key is
-// gone died in between: while arming makes no progress, each member checks the next member on
-// the ring of group ranks, and ends the round with a kPeerLost notice for a dead one, since its
-// will may never come. Returns as well when the round already ended (the job channel then delivers
-// the end at once). Throws RendezvousError(`timeout_message`) at `deadline`.
+// members costs O(N) store work, not N^2). While it waits it bumps its own heartbeat counter
+// (rendezvous_keys::Heartbeat) every watch.beat_interval, as the job channel does while the job
+// runs. A member that is not armed and whose liveness key is gone died in between; one whose
+// heartbeat counter stood still for watch.silent_limit is frozen or cut off (its connection may
+// stay open for a long time). While arming makes no progress, each member checks the next member
+// on the ring of group ranks, and publishes a watch.lost_kind notice naming a lost one, since its
+// will may never come. Returns kEnded when the round ended (a lost member's notice or any other;
+// the job channel delivers it at once). Throws RendezvousError(`timeout_message`) at `deadline`.
 //
 // Why arm at all: a member's death must end the round from the moment the others may count it,
 // and a will registered by each agent only after it saw the round complete would leave a gap in
 // which a dead member is counted and only heartbeats (15 s) find it.
 // `result` must list this agent and its ring neighbour (group rank + 1).
-boost::asio::awaitable<void> ArmRound(AsyncStoreClient& client, const std::string& run_id,
-                                      const RendezvousResult& result,
-                                      AsyncStoreClient::Clock::time_point deadline,
-                                      std::string timeout_message);
+// `watch` is read while the coroutine runs: the caller keeps it (a named object: GCC 12 destroys a
+// coroutine's by-value class parameters made from temporaries twice).
+boost::asio::awaitable<ArmOutcome> ArmRound(AsyncStoreClient& client, const std::string& run_id,
+                                            const RendezvousResult& result,
+                                            AsyncStoreClient::Clock::time_point deadline,
+                                            std::string timeout_message, const ArmWatch& watch);
+// The same with ArmWatch's defaults: only a member whose connection closed is lost.
+boost::asio::awaitable<ArmOutcome> ArmRound(AsyncStoreClient& client, const std::string& run_id,
+                                            const RendezvousResult& result,
+                                            AsyncStoreClient::Clock::time_point deadline,
+                                            std::string timeout_message);
 
 // The notice this agent's will writes when its connection closes without a clean departure.
 RoundEnd ConnectionClosedNotice(const NodeInfo& self, int group_rank);

@@ -27,6 +27,10 @@ const char* KindName(RoundEndKind kind) {
       return "config_error";
     case RoundEndKind::kStoreLost:
       return "store_lost";
+    case RoundEndKind::kMemberDropped:
+      return "member_dropped";
+    case RoundEndKind::kForeignEnd:
+      return "foreign_end";
   }
   return "unknown";
 }
@@ -34,7 +38,8 @@ const char* KindName(RoundEndKind kind) {
 std::optional<RoundEndKind> KindFromName(std::string_view name) {
   for (auto kind :
        {RoundEndKind::kWorkerFailure, RoundEndKind::kAgentStopped, RoundEndKind::kPeerLost,
-        RoundEndKind::kMembershipChange, RoundEndKind::kConfigError, RoundEndKind::kStoreLost}) {
+        RoundEndKind::kMembershipChange, RoundEndKind::kConfigError, RoundEndKind::kStoreLost,
+        RoundEndKind::kMemberDropped, RoundEndKind::kForeignEnd}) {
     if (name == KindName(kind)) return kind;
   }
   return std::nullopt;
@@ -137,6 +142,10 @@ std::string RoundEnd::Describe() const {
       return "hosts disagree about the job (reported by " + place + "): " + detail;
     case RoundEndKind::kStoreLost:
       return "lost the rendezvous store: " + detail;
+    case RoundEndKind::kMemberDropped:
+      return "dropped " + place + " from the round before its workers started: " + detail;
+    case RoundEndKind::kForeignEnd:
+      return "the round was ended by a client that is not one of this job's agents: " + detail;
   }
   return detail;
 }

@@ -47,6 +47,13 @@ enum class RoundEndKind {
   kMembershipChange,  // a host asks to join an elastic job (does not consume a restart)
   kConfigError,       // hosts disagree on the job (--nnodes, duplicate --node-rank, ...)
   kStoreLost,         // local only: this agent lost the store (never written to the store)
+  // A member of a complete round died or went silent before its workers started (it never armed
+  // the round): the others form the next round without it (does not consume a restart).
+  kMemberDropped,
+  // Local only: the round's end key holds no notice an agent wrote (unreadable, or deleted
+  // after it appeared): a client that is not one of the job's agents ended the round, which
+  // needs no secret_file to be set (docs/security.md). The store answers: it is not lost.
+  kForeignEnd,
 };
 
 struct RoundEnd {
@@ -58,7 +65,9 @@ struct RoundEnd {
   int local_rank = -1;
   std::string detail;  // "exitcode 1", "killed by SIGSEGV", a config message, ...
 
-  bool counts_as_failure() const { return kind != RoundEndKind::kMembershipChange; }
+  bool counts_as_failure() const {
+    return kind != RoundEndKind::kMembershipChange && kind != RoundEndKind::kMemberDropped;
+  }
   // One line: "worker rank 3 (local rank 1) on host-b (node rank 1, 10.0.0.2): exitcode 1".
   std::string Describe() const;
   // The detail is cut to record_limits::kMaxDetailBytes.

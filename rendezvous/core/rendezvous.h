@@ -14,8 +14,11 @@
 // connection (Claim: the store deletes it the moment that connection closes), and once a round is
 // about to complete each member arms it (ArmRound, store_steps.h): a will on the round's end key
 // makes the member's death end the round for everybody within milliseconds. A member that died
-// before arming is dropped while the round is still incomplete (its liveness key is gone), or, in
-// the few milliseconds between completion and arming, ends the round itself. The rendezvous
+// before arming is dropped while the round is still incomplete (its liveness key is gone). One
+// that dies or goes silent (frozen, cut off: its heartbeats stop for the keep-alive window) after
+// the round completed and before it armed is lost too: the static backend's round ends (a
+// restart), the dynamic backend forms the next round without it (ReformedWithout,
+// rendezvous_state.h; no restart consumed). The rendezvous
 // connection lives as long as the agent, so the will covers the whole round; Disarm() cancels it
 // once the exit barrier passed.
 
@@ -73,6 +76,10 @@ struct RendezvousSettings {
   std::chrono::milliseconds close_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
   std::chrono::milliseconds progress_interval{std::chrono::seconds(5)};
+  // The job channel's heartbeats, which cover the arming of a round too (store_steps.h: ArmRound):
+  // a member silent for interval x max_attempt is lost.
+  std::chrono::milliseconds keep_alive_interval{std::chrono::seconds(5)};
+  int keep_alive_max_attempt = 3;
   // Dynamic: how long a queued join waits while the admission makes no progress before this host
   // joins by itself (the host holding the admission role may be frozen). Not a torchrun key.
   std::chrono::milliseconds queue_timeout{std::chrono::seconds(5)};

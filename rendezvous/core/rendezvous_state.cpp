@@ -519,6 +519,34 @@ RendezvousState WithoutNodes(RendezvousState state, const std::vector<std::strin
   return state;
 }
 
+RendezvousState ReformedWithout(const RendezvousState& state,
+                                const std::vector<std::string>& gone) {
+  RendezvousState next = state;
+  ++next.version;
+  if (!state.complete || state.closed) return next;
+  const std::set<std::string_view> dropped(gone.begin(), gone.end());
+  std::vector<std::string> stay;
+  for (const auto& id : state.participants) {
+    if (!dropped.count(id)) stay.push_back(id);
+  }
+  std::vector<std::string> waiting;
+  for (const auto& id : state.wait_list) {
+    if (dropped.count(id)) continue;
+    if (static_cast<int>(stay.size()) < state.max_nodes) {
+      InsertSorted(&stay, id);
+    } else {
+      waiting.push_back(id);
+    }
+  }
+  next.round = state.round + 1;
+  next.epoch = state.epoch + 1;
+  next.participants = std::move(stay);
+  next.wait_list = std::move(waiting);
+  next.complete = static_cast<int>(next.participants.size()) >= state.min_nodes;
+  next.last_call_deadline_ms = 0;
+  return next;
+}
+
 RendezvousState Closed(RendezvousState state, std::string reason) {
   state.closed = true;
   state.closed_reason = std::move(reason);

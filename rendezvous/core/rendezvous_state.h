@@ -157,6 +157,14 @@ RendezvousState WithoutNode(RendezvousState state, std::string_view node_id);
 // wait for version + 1, however many were removed.
 RendezvousState WithoutNodes(RendezvousState state, const std::vector<std::string>& gone);
 
+// The complete round `state.round` formed again without `gone`, members that died or went silent
+// before its workers started (the round never armed), as round + 1 in one version and one epoch
+// step: the other participants stay (their order, hence their ranks relative to each other),
+// waiters are taken in up to MAX, the restart count stays (nothing failed). Complete at once when
+// at least MIN remain (every one of them was there: no last call), else open for more hosts.
+// `state` unchanged but for the version when it is not a complete, open round.
+RendezvousState ReformedWithout(const RendezvousState& state, const std::vector<std::string>& gone);
+
 // The state closed for good with `reason` (job succeeded or failed). Version is bumped.
 RendezvousState Closed(RendezvousState state, std::string reason);
 

@@ -8,10 +8,32 @@
 #include <set>
 #include <utility>
 
+#include "etcd_client/etcd_error.h"
 #include "rendezvous/store/client/store.h"
 
 namespace cpplaunch {
 namespace asio = boost::asio;
+
+namespace {
+
+// etcd answered, refusing a write (issue 23: out of space, its quota reached): what it said, and
+// the way out when it is the space. Empty when etcd did not answer (unreachable: it is gone).
+std::string EtcdRefusal(const std::exception& error) {
+  const auto* etcd_error = dynamic_cast<const etcd::EtcdError*>(&error);
+  if (etcd_error == nullptr || etcd_error->unreachable() ||
+      etcd_error->kind() == etcd::EtcdError::Kind::kClosed) {
+    return "";
+  }
+  std::string text = "etcd refused to record it: " + std::string(error.what());
+  if (text.find("space exceeded") != std::string::npos) {
+    text +=
+        " (the etcd cluster is out of space: compact and defragment it and disarm the NOSPACE "
+        "alarm with etcdctl, or raise its --quota-backend-bytes)";
+  }
+  return text;
+}
+
+}  // namespace
 
 struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
   State(asio::any_io_executor ex, std::shared_ptr<EtcdLink> l, RendezvousResult r,
@@ -160,7 +182,15 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
     try {
       Deliver(co_await link->EndRound(round.round, notice));
     } catch (const std::exception& error) {
-      Deliver(EtcdLost(error.what()));
+      // etcd answered, so it is not gone: the lost peer stays the root cause here, with why the
+      // others may not hear of it from etcd.
+      const std::string refusal = EtcdRefusal(error);
+      if (refusal.empty()) {
+        Deliver(EtcdLost(error.what()));
+      } else {
+        notice.detail += "; " + refusal;
+        Deliver(notice);
+      }
     }
   }
 

@@ -1,5 +1,7 @@
 #include "rendezvous/static/static_rendezvous.h"
 
+#include <algorithm>
+
 #include "base/text.h"
 #include "rendezvous/c10d/store_steps.h"
 
@@ -81,8 +83,17 @@ Rendezvous::Task<RendezvousResult> StaticRendezvous::Next(std::optional<RoundTra
   for (int rank = 0; rank < nnodes; ++rank) liveness_keys.push_back(ClaimKey(rank));
   SetEveryMember(&result, std::move(nodes), liveness_keys);
   const std::string round_text = "rendezvous round " + std::to_string(round) + " on " + Where();
+  // A member lost while the round arms ends it (kPeerLost): the membership is fixed.
+  ArmWatch watch;
+  watch.round_text = round_text;
+  watch.silent_limit =
+      settings_.keep_alive_interval * std::max(settings_.keep_alive_max_attempt, 1);
+  watch.beat_interval = std::max<std::chrono::milliseconds>(settings_.keep_alive_interval / 4,
+                                                            std::chrono::milliseconds(10));
+  watch.progress_interval = settings_.progress_interval;
+  watch.progress = settings_.progress;
   co_await ArmRound(client_, settings_.run_id, result, deadline,
-                    round_text + ": not every host armed the round within the timeout");
+                    round_text + ": not every host armed the round within the timeout", watch);
   // Node rank 0 is group rank 0 here: it clears the previous attempt's worker keys, the others
   // wait for its "go".
   co_await ReleaseRound(client_, settings_.run_id, round, result.group_rank, deadline,

@@ -9,6 +9,7 @@ namespace {
 // Binds the MAC to this protocol and version, so it cannot be a valid MAC of any other use of
 // the same secret.
 constexpr std::string_view kContext = "cpplaunch agent store handshake v1\n";
+constexpr std::string_view kStoreContext = "cpplaunch store proof v1\n";
 
 }  // namespace
 
@@ -22,6 +23,20 @@ std::string AgentProof(std::string_view secret, std::string_view nonce) {
 
 bool AgentProofValid(std::string_view secret, std::string_view nonce, std::string_view proof) {
   return nonce.size() == kAgentNonceBytes && ConstantTimeEqual(AgentProof(secret, nonce), proof);
+}
+
+std::string StoreProof(std::string_view secret, std::string_view agent_nonce,
+                       std::string_view store_nonce) {
+  std::string message(kStoreContext);
+  message.append(agent_nonce);
+  message.append(store_nonce);
+  return HmacSha256(secret, message);
+}
+
+bool StoreProofValid(std::string_view secret, std::string_view agent_nonce,
+                     std::string_view store_nonce, std::string_view proof) {
+  return agent_nonce.size() == kAgentNonceBytes && store_nonce.size() == kAgentNonceBytes &&
+         ConstantTimeEqual(StoreProof(secret, agent_nonce, store_nonce), proof);
 }
 
 }  // namespace cpplaunch

@@ -83,22 +83,31 @@ void StoreServerImpl::WakeSlot(ConnId slot) {
 // The decoder enforces HELLO, then PROOF, then the rest; this answers them (agent_handshake.h).
 bool StoreServerImpl::AgentHandshake(StoreSession& session, Request& request) {
   if (request.command == Command::kAgentHello) {
-    if (request.u32 != kAgentHelloMagic) return false;
+    const std::string& agent_nonce = request.values.at(0);
+    if (request.u32 != kAgentHelloMagic || agent_nonce.size() != kAgentNonceBytes) return false;
     try {
       session.nonce() = NewAgentNonce();
     } catch (const std::exception& error) {
       Warn(refused_agents_, std::string("cannot make an agent handshake nonce: ") + error.what());
       return false;
     }
-    EncodeBytes(session.nonce(), &effects_.reply);
+    // The store proves the secret first: the agent checks this before it trusts any answer.
+    EncodeBytes(session.nonce() + StoreProof(options_.secret, agent_nonce, session.nonce()),
+                &effects_.reply);
     return true;
   }
-  const bool valid = AgentProofValid(options_.secret, session.nonce(), request.values.at(0));
+  const std::string& proof = request.values.at(0);
+  const bool valid = AgentProofValid(options_.secret, session.nonce(), proof);
   session.nonce().clear();  // one proof per nonce
   EncodeU8(valid ? kAgentAccepted : kAgentRefused, &effects_.reply);
   if (!valid) {
+    ++counters_.refused_handshakes;
+    counters_.last_refused_peer = session.peer_address();
+    // An empty proof: the agent could not verify this store's proof, so their secrets differ.
     Warn(refused_agents_, "refused an agent handshake from " + session.peer_address() +
-                              ": wrong or missing secret (see docs/security.md)");
+                              (proof.empty() ? ": its secret differs from this store's"
+                                             : ": wrong or missing secret") +
+                              " (see docs/security.md)");
     return false;
   }
   session.set_agent();

@@ -36,6 +36,10 @@ class StoreServerImpl;
 struct StoreCounters {
   uint64_t requests = 0;  // requests applied, both namespaces
   uint64_t refused = 0;   // refusals: requests over a limit, and connections not accepted
+  // Agent handshakes refused for their proof (another secret, or none), and the last such peer
+  // ("10.0.0.2"): the store's host names them when its rendezvous fails.
+  uint64_t refused_handshakes = 0;
+  std::string last_refused_peer;
 };
 
 class StoreBindError : public std::runtime_error {

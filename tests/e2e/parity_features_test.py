@@ -98,6 +98,10 @@ class Watchdog(Scratch):
         root = r.stderr.split("Root Cause")[1]
         self.assertIn("rank      : 1 (local_rank: 1)", root)
         self.assertIn("Signal 9 (SIGKILL)", root)
+        # Issue 23 item 7: the reason names the watchdog, not a signal "from outside the job".
+        self.assertIn("reason    : killed by SIGKILL from cpplaunch's file-timer watchdog (timer "
+                      "'slow_step'", root)
+        self.assertNotIn("from outside the job", r.stderr)
 
     def test_released_scope_does_not_kill(self):
         worker = self.script("timer_worker.py", TIMER_WORKER)

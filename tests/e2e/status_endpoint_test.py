@@ -240,10 +240,11 @@ class StatusEndpointTest(unittest.TestCase):
         """)
         port = free_port()
         common = ["--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=c10d",
-                  f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=status-secret",
-                  f"--rdzv-conf=secret_file={secret_file}", worker]
-        a = self.agent(common)
-        b = self.agent(common)
+                  f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=status-secret"]
+        # With a secret an agent does not fall back to joining whatever holds the endpoint's
+        # port (issue 23): the second agent on this host is told it is a client.
+        a = self.agent(common + [f"--rdzv-conf=secret_file={secret_file}", worker])
+        b = self.agent(common + [f"--rdzv-conf=secret_file={secret_file},is_host=0", worker])
         deadline = time.time() + 30
         while time.time() < deadline:
             code, body = curl(a.address, "/readyz")

@@ -84,10 +84,11 @@ def make_certificates(directory):
 
 
 class EtcdCluster:
-    def __init__(self, members=1, tls=False):
+    def __init__(self, members=1, tls=False, extra_args=()):
         if members not in (1, 3):
             raise ValueError("members must be 1 or 3")
         self.tls = tls
+        self.extra_args = list(extra_args)  # more etcd flags, e.g. --quota-backend-bytes
         self.count = members
         self.dir = tempfile.mkdtemp(prefix="cpplaunch-etcd-", dir="/dev/shm")
         self.certs = make_certificates(self.dir) if tls else {}
@@ -172,6 +173,7 @@ class EtcdCluster:
             # Quick elections: a lost leader is replaced in about a second.
             "--heartbeat-interval", "50", "--election-timeout", "500",
         ]
+        command += self.extra_args
         if self.tls:
             command += ["--cert-file", self.certs["server_cert"],
                         "--key-file", self.certs["server_key"],

@@ -15,6 +15,19 @@ and real PyTorch DDP workers:
                          restarts it (--max-restarts=1)
   frozen_store_host      the agent hosting the store is SIGSTOPped until its peer gave up; after
                          SIGCONT it stops its workers at once
+  stranger_agent_ends    (issue 23) without a secret, a raw client speaking the agents' protocol
+                         writes garbage to the round's end key: both agents say a client that is
+                         not one of the job's agents ended the round (not "the store is gone"),
+                         and restart on the healthy store (--max-restarts=1)
+  busy_port_with_secret  (issue 23) with a secret, a c10d agent on the endpoint's host whose port
+                         another process holds refuses to join it, naming the holder's pid; an
+                         agent told is_host=0 refuses a "store" there that cannot prove the
+                         secret, having sent it no proof
+  silent_in_arming       (issue 23) a c10d host that joined the round and is SIGSTOPped before the
+                         round arms (--nnodes=2:4, at the last call) is dropped after the
+                         keep-alive window, named in one line,
+                         with an arming progress line meanwhile; the two others (MIN) run the job
+                         without it and without consuming a restart (--max-restarts=0)
 
 usage: agent_faults_test.py CPPLAUNCH [scenario ...]
 Exit status: 0 all passed, 1 a failure.
@@ -387,6 +400,175 @@ def scenario_frozen_store_host(cpplaunch, report):
         close(job)
 
 
+def scenario_silent_in_arming(cpplaunch, report):
+    port = free_port()
+    job = Job(cpplaunch, {})
+    # keep-alive window 2 s x 3 = 6 s: longer than one progress interval (5 s), so arming prints
+    # one progress line before the silent host is dropped.
+    conf = ("join_timeout=60,last_call_timeout=7,keep_alive_interval=2,"
+            "keep_alive_max_attempt=3")
+    # MAX 4 with 3 hosts: the round completes at the last call, not at once.
+    args = ["--nnodes=2:4", "--rdzv-backend=c10d", "--rdzv-id=silent",
+            f"--rdzv-endpoint={LOCAL}:{port}", f"--rdzv-conf={conf}", "--nproc-per-node=1",
+            "--max-restarts=0"]
+    try:
+        host0 = start(job, "host0", args)
+        check(host0.wait_line("serves the job's store", 30) is not None,
+              f"host 0 does not serve the store\n{output(job)}")
+        host1 = start(job, "host1", args)
+        silent = start(job, "host2", args)
+        # Its own progress line (5 s after it started) proves it is a participant of round 0.
+        joined = silent.wait_line("3 joined", 30)
+        check(joined is not None, f"host 2 never joined round 0\n{output(job)}")
+        stopped_at = time.time()
+        os.kill(silent.proc.pid, signal.SIGSTOP)
+        code1 = host1.wait(60)
+        silent.kill()  # its frozen connection would hold the store's host in its linger
+        codes = [host0.wait(60), code1]
+        out = output(job)
+        check(codes == [0, 0], f"exit codes {codes} (the job waited for the silent host?)\n{out}")
+        for rank in range(2):
+            check(f"ddp rank={rank} world=2 group_rank={rank} local_rank=0 restart=0 "
+                  "allreduce=ok" in out, f"rank {rank} did not run without the silent host\n{out}")
+        dropped = [line for a in (host0, host1) for _, line in a.lines
+                   if "dropped" in line and "from the round before its workers started" in line]
+        check(len(dropped) == 2 and all(
+            f"_{silent.proc.pid} sent no heartbeat for" in line and "forming round 1" in line
+            for line in dropped), f"not one line per host naming the dropped host\n{out}")
+        arming = [a.first("hosts armed the round; waiting for the others") for a in (host0, host1)]
+        check(any(stamp is not None for stamp in arming),
+              f"no progress line while the round armed\n{out}")
+        first_drop = min(a.first("from the round before its workers started") or 1e18
+                         for a in (host0, host1))
+        report(f"silent host dropped {first_drop - stopped_at:.1f} s after its SIGSTOP (last call "
+               f"7 s, keep-alive window 6 s); the job ran on 2 hosts, restart count 0, both exited "
+               f"0 {max(host0.ended, host1.ended) - stopped_at:.1f} s after the SIGSTOP")
+    finally:
+        close(job)
+
+
+def scenario_busy_port_with_secret(cpplaunch, report):
+    port = free_port()
+    job = Job(cpplaunch, {})
+    holder = socket.socket()
+    heard = []
+    try:
+        secret = os.path.join(job.stamp_dir, "secret")
+        with open(os.open(secret, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+            f.write("the job's secret\n")
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind((LOCAL, port))
+        holder.listen(4)
+        args = ["--nnodes=2", "--rdzv-backend=c10d", "--rdzv-id=busy",
+                f"--rdzv-endpoint={LOCAL}:{port}", "--nproc-per-node=1"]
+        agent = start(job, "host0", args + [f"--rdzv-conf=secret_file={secret},join_timeout=30"])
+        code = agent.wait(20)
+        out = output(job)
+        check(code == 1, f"exit code {code}\n{out}")
+        check(f"cannot serve the job's store on {LOCAL}:{port}: the port is held by pid "
+              f"{os.getpid()} (" in agent.output, f"the holder is not named\n{out}")
+
+        # The impostor answers the agent's hello with a nonce and a proof it cannot make right.
+        def impostor():
+            conn, _ = holder.accept()
+            conn.settimeout(10)
+            data = b""
+            try:
+                while len(data) < 5 + 8 + 32:
+                    data += conn.recv(4096)
+                conn.sendall(struct.pack("<Q", 64) + os.urandom(64))
+                while True:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except OSError:
+                pass
+            heard.append(data)
+            conn.close()
+
+        thread = threading.Thread(target=impostor, daemon=True)
+        thread.start()
+        client = start(job, "host1",
+                       args + [f"--rdzv-conf=secret_file={secret},is_host=0,join_timeout=30"])
+        code = client.wait(20)
+        thread.join(10)
+        out = output(job)
+        check(code == 1, f"exit code {code}\n{out}")
+        check(f"the store at {LOCAL}:{port} did not prove this job's secret" in client.output,
+              f"the agent trusted the impostor\n{out}")
+        check(heard and heard[0][45:] == b"\xc8" + bytes(8),
+              f"the agent sent the impostor more than an empty proof: {heard!r}")
+        report("a busy endpoint port names its holder; an impostor store is refused after the "
+               "hello")
+    finally:
+        holder.close()
+        close(job)
+
+
+class AgentStranger:
+    """A raw client that speaks the agents' protocol with no secret (an empty HMAC key), as
+    anyone who read cpplaunch's source can when the job has no secret_file."""
+
+    def __init__(self, port):
+        import hashlib
+        import hmac
+        self.sock = socket.create_connection((LOCAL, port), timeout=30)
+        self.sock.sendall(b"\xc7" + struct.pack("<I", 0x414C5043) + struct.pack("<Q", 32) +
+                          os.urandom(32))
+        answer = self._exact(8 + 64)[8:]
+        proof = hmac.new(b"", b"cpplaunch agent store handshake v1\n" + answer[:32],
+                         hashlib.sha256).digest()
+        self.sock.sendall(b"\xc8" + struct.pack("<Q", 32) + proof)
+        if self._exact(1) != b"\x00":
+            raise Failure("the store refused the stranger's agent handshake")
+
+    def _exact(self, size):
+        data = b""
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            if not chunk:
+                raise Failure("the store closed the stranger's connection")
+            data += chunk
+        return data
+
+    def set(self, key, value):
+        body = struct.pack("<Q", len(key)) + key.encode() + struct.pack("<Q", len(value)) + value
+        self.sock.sendall(struct.pack("<I", 7) + bytes([SET]) + body)
+
+    def close(self):
+        self.sock.close()
+
+
+def scenario_stranger_agent_ends(cpplaunch, report):
+    port = free_port()
+    job = Job(cpplaunch, {})
+    try:
+        for i in range(2):
+            start(job, f"host{i}", static_args(Topo, port, 2, i, extra=["--max-restarts=1"]),
+                  extra_env={"MH_SLEEP": "120", "MH_SLEEP_ONCE": "1"})
+        wait_for_stamps(job, ["started-0-0", "started-1-0"], 60)
+        stranger = AgentStranger(port)
+        stranger.set("cpplaunch/none/r0/end", b"garbage")
+        codes = [a.wait(90) for a in job.agents]
+        stranger.close()
+        out = output(job)
+        check(codes == [0, 0], f"exit codes {codes} (the healthy store was not used again?)"
+                               f"\n{out}")
+        for agent in job.agents:
+            check("stopping the workers: the round was ended by a client that is not one of this "
+                  "job's agents: it holds an unreadable notice" in agent.output,
+                  f"{agent.name} does not say who ended the round\n{out}")
+        check("is gone" not in out, f"an agent blamed the healthy store\n{out}")
+        for rank in range(2):
+            check(f"ddp rank={rank} world=2 group_rank={rank} local_rank=0 restart=1 "
+                  "allreduce=ok" in out, f"rank {rank} not restarted\n{out}")
+        report("a stranger's garbage end notice was named as such; the job restarted on the "
+               "healthy store and ended 0")
+    finally:
+        close(job)
+
+
 SCENARIOS = {
     "killed_agent_noticed": scenario_killed_agent_noticed,
     "killed_agent_noticed_c10d": scenario_killed_agent_noticed_c10d,
@@ -394,6 +576,9 @@ SCENARIOS = {
     "killed_in_rendezvous": scenario_killed_in_rendezvous,
     "stranger": scenario_stranger,
     "frozen_store_host": scenario_frozen_store_host,
+    "silent_in_arming": scenario_silent_in_arming,
+    "busy_port_with_secret": scenario_busy_port_with_secret,
+    "stranger_agent_ends": scenario_stranger_agent_ends,
 }
 
 

@@ -18,6 +18,9 @@ TLS one, which starts its own TLS member.
                           the join timeout
   tls                     a TLS-only etcd with a CA and client certificates made by the fixture:
                           a 2-host job over https
+  out_of_space            (issue 23) an etcd with a small --quota-backend-bytes filled until it
+                          refuses writes (NOSPACE), then a worker fails: its peer names the lost
+                          agent and etcd's refusal, not "etcd is gone"
 
 usage: etcd_rdzv_test.py CPPLAUNCH [scenario ...]
 Exit status: 0 all passed, 1 a failure, 77 skipped (etcd not installed: the reason is printed).
@@ -33,7 +36,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "etcd"))
 
 from agent_faults_test import TimedAgent, close, output  # noqa: E402
-from multihost_test import DDP, Failure, Job, check, free_port  # noqa: E402
+from multihost_test import (DDP, Failure, Job, check, free_port,  # noqa: E402
+                            wait_for_stamps)
 
 TRAIN = os.path.join(HERE, "ckpt_train.py")
 SKIP = 77
@@ -224,11 +228,66 @@ def scenario_tls(cpplaunch, cluster, report):
             close(job)
 
 
+def fill_etcd(endpoint, limit=400):
+    """Puts 256 KiB values until etcd refuses for space; returns its refusal."""
+    import base64
+    import json
+    import urllib.error
+    import urllib.request
+    value = base64.b64encode(os.urandom(256 * 1024)).decode()
+    for i in range(limit):
+        body = json.dumps({"key": base64.b64encode(f"/filler/{i}".encode()).decode(),
+                           "value": value}).encode()
+        request = urllib.request.Request(f"http://{endpoint}/v3/kv/put", data=body,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                answer.read()
+        except urllib.error.HTTPError as error:
+            text = error.read().decode(errors="replace")
+            if "space exceeded" in text:
+                return text
+            raise Failure(f"etcd refused a filler put otherwise: {text}")
+    raise Failure(f"etcd took {limit} x 256 KiB without running out of space")
+
+
+def scenario_out_of_space(cpplaunch, cluster, report):
+    from etcd_cluster import EtcdCluster
+    with EtcdCluster(members=1, extra_args=["--quota-backend-bytes", str(16 * 1024 * 1024)]) \
+            as small:
+        job = Job(cpplaunch, {})
+        gate = os.path.join(job.stamp_dir, "gate")
+        try:
+            conf = "keep_alive_interval=1,keep_alive_max_attempt=2,join_timeout=60"
+            args = etcd_args(small.endpoints, nnodes="2", conf=conf, max_restarts=0)
+            env = {"MH_FAIL_RANK": "1", "MH_FAIL_GATE": gate, "MH_SLEEP": "120"}
+            for i in range(2):
+                start(job, f"host{i}", args, DDP, env)
+            wait_for_stamps(job, ["started-0-0", "started-1-0"], 60)
+            refusal = fill_etcd(small.endpoints[0])
+            filled_at = time.time()
+            open(gate, "w").close()
+            codes = [a.wait(60) for a in job.agents]
+            out = output(job)
+            check(codes == [1, 1], f"exit codes {codes}\n{out}")
+            check("is gone" not in out, f"an agent blamed etcd as gone while it answers\n{out}")
+            peers = [a for a in job.agents if "lost the agent on" in a.output]
+            check(peers and all("database space exceeded" in a.output and
+                                "the etcd cluster is out of space" in a.output for a in peers),
+                  f"the peer does not name the lost agent and etcd's refusal\n{out}")
+            said = min(a.first("lost the agent on") or 1e18 for a in peers)
+            report(f"etcd out of space ({refusal.strip()[:60]}...): the peer named the lost agent "
+                   f"and etcd's refusal {said - filled_at:.1f} s after the failure")
+        finally:
+            close(job)
+
+
 SCENARIOS = {
     "store_host_killed": scenario_store_host_killed,
     "store_host_killed_c10d": scenario_store_host_killed_c10d,
     "etcd_unreachable": scenario_etcd_unreachable,
     "tls": scenario_tls,
+    "out_of_space": scenario_out_of_space,
     "etcd_member_killed": scenario_etcd_member_killed,  # last: it restarts a member
 }
 

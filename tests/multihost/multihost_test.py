@@ -513,10 +513,16 @@ def scenario_shared_secret(cpplaunch, topo, report):
         codes = job.wait_all(60)
         out = job.output()
         check(codes == [1, 1], f"exit codes {codes}\n{out}")
-        check(f"refused this agent: wrong or missing secret (see docs/security.md)"
-              in job.agents[1].output, f"host1 does not say why it was refused\n{out}")
-        check("refused an agent handshake from" in job.agents[0].output,
+        # The handshake is mutual (issue 23): host 1 finds the store's proof wrong first, and
+        # tells the store, which logs the refusal; the store's host ends naming it.
+        check("did not prove this job's secret: its secret_file differs from this host's"
+              in job.agents[1].output, f"host1 does not say why it stopped\n{out}")
+        check("refused an agent handshake from" in job.agents[0].output and
+              "its secret differs from this store's" in job.agents[0].output,
               f"the store host does not log the refusal\n{out}")
+        last = job.agents[0].output.strip().splitlines()[-1]
+        check("this host's store refused" in last and "agent handshake" in last,
+              f"the store host's last line does not name the refusal: {last!r}\n{out}")
 
         loose = write_secret(job, "loose", secret_text, 0o644)
         job.agents = []

@@ -391,26 +391,46 @@ StoreConnection::Task<void> StoreConnection::Handshake() {
   CheckEcho(reply, ping);
 }
 
-// AGENT_HELLO, the nonce, AGENT_PROOF + PING, the verdict and the echo (agent_handshake.h).
+// AGENT_HELLO with this agent's nonce; the store's nonce and proof, checked before anything else
+// is sent or trusted; AGENT_PROOF + PING, the verdict and the echo (agent_handshake.h).
 StoreConnection::Task<void> StoreConnection::AgentHandshake() {
   const std::string what = "agent handshake";
-  Request hello = MakeRequest(Command::kAgentHello);
+  Request hello = MakeRequest(Command::kAgentHello, {}, {NewAgentNonce()});
   hello.u32 = kAgentHelloMagic;
+  const std::string agent_nonce = hello.values.front();
   std::string bytes;
   EncodeRequest(Dialect::kAgent, hello, &bytes);
   ArmDeadline(options.operation_timeout);
   co_await WriteAll(bytes, what);
   Reply challenge = co_await ReadReply(ReplyShape::kBytes, 0, what);
-  const Bytes& nonce = challenge.values.at(0);
-  if (nonce.size() != kAgentNonceBytes) {
+  const Bytes& answer = challenge.values.at(0);
+  if (answer.size() != 2 * kAgentNonceBytes) {
     CloseWith("not a cpplaunch store");
     throw StoreError("the service at " + peer + " answered the agent handshake wrongly: is it " +
                      "a cpplaunch store of this version?");
   }
+  const std::string nonce = answer.substr(0, kAgentNonceBytes);
+  bytes.clear();
+  if (!StoreProofValid(options.secret, agent_nonce, nonce, answer.substr(kAgentNonceBytes))) {
+    // An empty proof tells a real store with another secret why this agent leaves (it logs the
+    // refusal); it tells an impostor nothing.
+    Request empty = MakeRequest(Command::kAgentProof, {}, {Bytes()});
+    EncodeRequest(Dialect::kAgent, empty, &bytes);
+    try {
+      co_await WriteAll(bytes, what);
+    } catch (const StoreError&) {
+      // A courtesy to a real store with another secret; the refusal below is what counts.
+    }
+    CloseWith("the store did not prove the secret");
+    throw StoreHandshakeFailed("the store at " + peer +
+                                   " did not prove this job's secret: its secret_file differs "
+                                   "from this host's, or another process holds the port (see "
+                                   "docs/security.md)",
+                               "", true);
+  }
   Request proof = MakeRequest(Command::kAgentProof, {}, {AgentProof(options.secret, nonce)});
   Request ping = MakeRequest(Command::kPing);
   ping.u32 = static_cast<uint32_t>(::getpid());
-  bytes.clear();
   EncodeRequest(Dialect::kAgent, proof, &bytes);
   // After the proof every request is tagged (tag_framing.h); calls never use tag 0.
   EncodeTaggedRequest(0, ping, &bytes);

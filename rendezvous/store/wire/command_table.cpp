@@ -45,6 +45,7 @@ constexpr Field kProgKeyList[] = {Field::kKeyList, Field::kEnd};
 constexpr Field kProgPairList[] = {Field::kPairList, Field::kEnd};
 constexpr Field kProgU32[] = {Field::kU32, Field::kEnd};
 constexpr Field kProgValue[] = {Field::kValue, Field::kEnd};
+constexpr Field kProgU32Value[] = {Field::kU32, Field::kValue, Field::kEnd};
 
 // Reply programs.
 constexpr Field kReplyU8[] = {Field::kU8, Field::kEnd};
@@ -154,8 +155,9 @@ const Field* RequestProgram(Command command) {
   switch (command) {
     case Command::kValidate:
     case Command::kPing:
-    case Command::kAgentHello:
       return kProgU32;
+    case Command::kAgentHello:
+      return kProgU32Value;
     case Command::kAgentProof:
       return kProgValue;
     case Command::kClaim:

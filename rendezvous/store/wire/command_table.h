@@ -40,7 +40,7 @@ enum class Command : uint8_t {
   kListKeys,   // modern only
   kBarrier,    // modern only
   // Agent dialect only (docs/security.md):
-  kAgentHello,       // first message: u32 magic; reply Bytes nonce
+  kAgentHello,       // first message: u32 magic, Bytes agent nonce; reply Bytes nonce | proof
   kAgentProof,       // second message: Bytes HMAC; reply u8 (0 accepted; else closed)
   kClaim,            // Str key, Bytes value: stored owned by the connection unless present
   kWill,             // Str key, Bytes value: set when the connection closes, unless present

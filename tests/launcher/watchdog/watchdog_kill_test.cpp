@@ -18,4 +18,18 @@ TEST_CASE("FormatWatchdogKills names the rank, the scope and how long it had",
   CHECK(FormatWatchdogKills({}, 0).empty());
 }
 
+// Issue 23 item 7: the failure summary called the watchdog's own kill one "from outside the job".
+TEST_CASE("WatchdogKillReason names the watchdog for the pids it killed, and only those",
+          "[launcher][watchdog]") {
+  std::vector<WatchdogKill> kills = {
+      {TimerExpiry{4242, "train.py#42", 9, 5.04}, 1, true},
+      {TimerExpiry{777, "loader", 15, 2}, std::nullopt, false},
+  };
+  CHECK(WatchdogKillReason(kills, 4242) ==
+        "killed by SIGKILL from cpplaunch's file-timer watchdog (timer 'train.py#42', which "
+        "allowed 5.0 s)");
+  CHECK_FALSE(WatchdogKillReason(kills, 777));  // not delivered: the signal came from elsewhere
+  CHECK_FALSE(WatchdogKillReason(kills, 1));
+}
+
 }  // namespace cpplaunch

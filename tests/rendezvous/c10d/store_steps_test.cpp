@@ -3,6 +3,8 @@
 #include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -128,6 +130,95 @@ TEST_CASE("ArmRound: a member that died before arming is found by the member bef
   CHECK(notice->node_rank == 2);
   CHECK(notice->host == "host2");
   CHECK_THAT(notice->detail, Catch::Contains("during the rendezvous of round 0"));
+}
+
+// Issue 23 item 4: a member that queued its join, was counted, then froze (SIGSTOP, a cut
+// network) keeps its connection, hence its liveness key; only its heartbeats tell.
+ArmWatch ShortWatch(std::vector<std::string>* lines) {
+  ArmWatch watch;
+  watch.round_text = "round 0 of job 'job'";
+  watch.silent_limit = 400ms;
+  watch.beat_interval = 50ms;
+  watch.lost_kind = RoundEndKind::kMemberDropped;
+  watch.progress_interval = 100ms;
+  watch.progress = [lines](const std::string& line) { lines->push_back(line); };
+  return watch;
+}
+
+TEST_CASE("ArmRound: a connected member that neither arms nor beats is lost after the limit",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  const auto round_a = Members(3, 0);
+  const auto round_b = Members(3, 1);
+  std::vector<std::string> lines;
+  const ArmWatch watch = ShortWatch(&lines);
+  std::vector<ArmOutcome> outcomes;
+  const auto started = Clock::now();
+  auto r0 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await f.a.Set("cpplaunch/job/alive/n2", "n2");  // its connection holds it: still there
+    outcomes.push_back(co_await ArmRound(f.a, "job", round_a, Clock::now() + 5s, "timeout", watch));
+  });
+  auto r1 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    outcomes.push_back(co_await ArmRound(f.b, "job", round_b, Clock::now() + 5s, "timeout", watch));
+  });
+  RunUntil(
+      f.io, [&] { return r0->done && r1->done; }, 8000ms);
+  CHECK(r0->message() == "");
+  CHECK(r1->message() == "");
+  const auto took = Clock::now() - started;
+  CHECK(took >= 400ms);
+  CHECK(took < 2s);
+  CHECK(outcomes == std::vector<ArmOutcome>{ArmOutcome::kEnded, ArmOutcome::kEnded});
+  auto end = SpawnBody(f.io, [&]() -> asio::awaitable<std::optional<Bytes>> {
+    co_return co_await ReadIfPresent(f.a, EndKey("job", 0));
+  });
+  RunUntil(
+      f.io, [&] { return end->done; }, 5000ms);
+  auto value = end->get();
+  REQUIRE(value);
+  std::string error;
+  auto notice = RoundEnd::Decode(*value, &error);
+  REQUIRE(notice);
+  CHECK(notice->kind == RoundEndKind::kMemberDropped);
+  CHECK(notice->node_rank == 2);
+  CHECK(notice->host == "host2");
+  CHECK_THAT(notice->detail, Catch::Contains("its agent n2 sent no heartbeat for"));
+  REQUIRE_FALSE(lines.empty());
+  CHECK_THAT(lines.front(), Catch::Contains("round 0 of job 'job': 2 of 3 hosts armed the round") &&
+                                Catch::Contains("a host silent for 0.4 s is dropped"));
+}
+
+TEST_CASE("ArmRound: a member that arms late but beats meanwhile is waited for",
+          "[rendezvous][store_steps]") {
+  Fixture f;
+  AsyncStoreClient c{f.io.get_executor(), AsyncStoreClient::Options::Agent(5s, "")};
+  const auto round_a = Members(3, 0);
+  const auto round_b = Members(3, 1);
+  const auto round_c = Members(3, 2);
+  std::vector<std::string> lines;
+  const ArmWatch watch = ShortWatch(&lines);
+  std::vector<ArmOutcome> outcomes;
+  auto late = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    co_await c.Connect("127.0.0.1", f.server.port(), Clock::now() + 5s);
+    co_await c.Set("cpplaunch/job/alive/n2", "n2");
+    asio::steady_timer timer(f.io);
+    for (int beat = 0; beat < 12; ++beat) {  // 1.2 s of heartbeats, 3 x the limit, then arms
+      co_await c.Add(rendezvous_keys::Heartbeat("job", "n2"), 1);
+      timer.expires_after(100ms);
+      co_await timer.async_wait(asio::use_awaitable);
+    }
+    outcomes.push_back(co_await ArmRound(c, "job", round_c, Clock::now() + 5s, "timeout", watch));
+  });
+  auto r0 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    outcomes.push_back(co_await ArmRound(f.a, "job", round_a, Clock::now() + 5s, "timeout", watch));
+  });
+  auto r1 = SpawnBody(f.io, [&]() -> asio::awaitable<void> {
+    outcomes.push_back(co_await ArmRound(f.b, "job", round_b, Clock::now() + 5s, "timeout", watch));
+  });
+  RunUntil(
+      f.io, [&] { return late->done && r0->done && r1->done; }, 8000ms);
+  CHECK(late->message() == "");
+  CHECK(outcomes == std::vector<ArmOutcome>(3, ArmOutcome::kAllArmed));
 }
 
 TEST_CASE("PublishRoundEnd: the first notice of a round is everybody's",

@@ -402,3 +402,67 @@ TEST_CASE("Removing several nodes at once is one version step", "[rendezvous][st
 
 }  // namespace
 }  // namespace cpplaunch
+
+namespace cpplaunch {
+namespace {
+
+RendezvousState CompleteRound(std::vector<std::string> participants, int min_nodes, int max_nodes) {
+  RendezvousState state;
+  state.version = 7;
+  state.epoch = 3;
+  state.round = 2;
+  state.restart_count = 1;
+  state.min_nodes = min_nodes;
+  state.max_nodes = max_nodes;
+  state.complete = true;
+  state.participants = std::move(participants);
+  return state;
+}
+
+TEST_CASE("ReformedWithout: the next round without the dropped member, complete at MIN",
+          "[rendezvous][state]") {
+  const auto next = ReformedWithout(CompleteRound({"a", "b", "c"}, 2, 3), {"b"});
+  CHECK(next.round == 3);
+  CHECK(next.complete);
+  CHECK(next.participants == std::vector<std::string>{"a", "c"});
+  CHECK(next.restart_count == 1);  // nothing failed: no restart consumed
+  CHECK(next.version == 8);
+  CHECK(next.epoch == 4);
+  CHECK(next.last_call_deadline_ms == 0);
+}
+
+TEST_CASE("ReformedWithout: below MIN the next round is open for more hosts",
+          "[rendezvous][state]") {
+  const auto next = ReformedWithout(CompleteRound({"a", "b", "c"}, 3, 4), {"c"});
+  CHECK(next.round == 3);
+  CHECK_FALSE(next.complete);
+  CHECK(next.participants == std::vector<std::string>{"a", "b"});
+  // A host joining it later completes it as usual: MIN arms the last call.
+  const auto joined = DecideJoin(next, Node("d", 3, 4, 3, 1), 1000);
+  REQUIRE(joined.action == JoinAction::kWrite);
+  CHECK(joined.next.participants.size() == 3);
+  CHECK(joined.next.last_call_deadline_ms == 2000);
+}
+
+TEST_CASE("ReformedWithout: waiting hosts take the free places up to MAX", "[rendezvous][state]") {
+  auto state = CompleteRound({"a", "b", "c"}, 2, 3);
+  state.wait_list = {"d", "e"};
+  const auto next = ReformedWithout(state, {"a"});
+  CHECK(next.complete);
+  CHECK(next.participants == std::vector<std::string>{"b", "c", "d"});
+  CHECK(next.wait_list == std::vector<std::string>{"e"});
+}
+
+TEST_CASE("ReformedWithout leaves a round that is not complete and open as it is",
+          "[rendezvous][state]") {
+  auto open = CompleteRound({"a", "b"}, 2, 3);
+  open.complete = false;
+  auto next = ReformedWithout(open, {"a"});
+  CHECK(next.round == 2);
+  CHECK(next.participants == open.participants);
+  auto closed = Closed(CompleteRound({"a", "b"}, 2, 3), "done");
+  CHECK(ReformedWithout(closed, {"a"}).round == 2);
+}
+
+}  // namespace
+}  // namespace cpplaunch

@@ -68,8 +68,28 @@ TEST_CASE("AgentProof is an HMAC-SHA256 bound to the nonce and the secret", "[re
   CHECK(NewAgentNonce() != NewAgentNonce());
 }
 
+// Issue 23 item 6: the store proves the secret too, so that an agent trusts no impostor that
+// took the endpoint's port.
+TEST_CASE("StoreProof is bound to the secret, both nonces and its own context",
+          "[rendezvous][agent]") {
+  const std::string agent_nonce(kAgentNonceBytes, 'a');
+  const std::string store_nonce(kAgentNonceBytes, 's');
+  const std::string proof = StoreProof("secret", agent_nonce, store_nonce);
+  CHECK(proof.size() == 32);
+  CHECK(StoreProofValid("secret", agent_nonce, store_nonce, proof));
+  CHECK_FALSE(StoreProofValid("other", agent_nonce, store_nonce, proof));
+  CHECK_FALSE(StoreProofValid("secret", store_nonce, agent_nonce, proof));  // nonces swapped
+  CHECK_FALSE(StoreProofValid("secret", std::string(kAgentNonceBytes, 'b'), store_nonce, proof));
+  CHECK_FALSE(StoreProofValid("secret", agent_nonce, store_nonce, proof.substr(1)));
+  // An agent's proof (the only MAC an agent computes) never passes for the store's.
+  CHECK_FALSE(
+      StoreProofValid("secret", agent_nonce, store_nonce, AgentProof("secret", store_nonce)));
+  CHECK_FALSE(StoreProofValid("secret", "", store_nonce, StoreProof("secret", "", store_nonce)));
+}
+
 TEST_CASE("the agent dialect keeps the modern numbers and adds 0xC7..0xCC", "[rendezvous][agent]") {
-  CHECK(ToHex(Encoded(Command::kAgentHello, {}, {}, kAgentHelloMagic)) == "c7 43 50 4c 41");
+  CHECK(ToHex(Encoded(Command::kAgentHello, {}, {"nn"}, kAgentHelloMagic)) ==
+        "c7 43 50 4c 41 02 00 00 00 00 00 00 00 6e 6e");
   CHECK(ToHex(Encoded(Command::kAgentProof, {}, {"pq"})) == "c8 02 00 00 00 00 00 00 00 70 71");
   CHECK(ToHex(Encoded(Command::kClaim, {"k"}, {"v"})) ==
         "c9 01 00 00 00 00 00 00 00 6b 01 00 00 00 00 00 00 00 76");
@@ -98,7 +118,8 @@ TEST_CASE("the agent dialect keeps the modern numbers and adds 0xC7..0xCC", "[re
 
 TEST_CASE("RequestDecoder: an agent connection is HELLO, PROOF, then any other command",
           "[rendezvous][agent]") {
-  const std::string hello = Encoded(Command::kAgentHello, {}, {}, kAgentHelloMagic);
+  const std::string hello =
+      Encoded(Command::kAgentHello, {}, {std::string(kAgentNonceBytes, 'n')}, kAgentHelloMagic);
   const std::string proof = Encoded(Command::kAgentProof, {}, {std::string(32, 'p')});
   const std::string claim = Encoded(Command::kClaim, {"k"}, {"v"});
   const std::string list = Encoded(Command::kListKeys);
@@ -111,6 +132,7 @@ TEST_CASE("RequestDecoder: an agent connection is HELLO, PROOF, then any other c
     REQUIRE(decoder.Feed(hello).status == DecodeStatus::kComplete);
     CHECK(decoder.dialect() == Dialect::kAgent);
     CHECK(decoder.request().u32 == kAgentHelloMagic);
+    CHECK(decoder.request().values == std::vector<Bytes>{std::string(kAgentNonceBytes, 'n')});
   }
   CHECK(Decode(hello + list).back() == "MALFORMED: LIST_KEYS out of order in the agent handshake");
   CHECK(Decode(hello + hello).back().starts_with("MALFORMED"));

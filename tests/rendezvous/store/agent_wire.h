@@ -11,10 +11,14 @@
 
 namespace cpplaunch::test {
 
+// A fixed agent nonce: tests that need the bytes check the store's proof for it.
+inline const std::string kTestAgentNonce(kAgentNonceBytes, 'a');
+
 inline std::string AgentHelloBytes() {
   Request hello;
   hello.command = Command::kAgentHello;
   hello.u32 = kAgentHelloMagic;
+  hello.values.push_back(kTestAgentNonce);
   std::string bytes;
   EncodeRequest(Dialect::kAgent, hello, &bytes);
   return bytes;
@@ -29,11 +33,14 @@ inline std::string AgentProofBytes(const std::string& proof) {
   return bytes;
 }
 
-// Sends AGENT_HELLO and returns the nonce the server answered ("" if none came).
-inline std::string RawAgentHello(RawConnection& connection) {
+// Sends AGENT_HELLO and returns the nonce the server answered ("" if none came); *store_proof
+// gets the store's proof that came with it.
+inline std::string RawAgentHello(RawConnection& connection, std::string* store_proof = nullptr) {
   connection.Send(AgentHelloBytes());
-  std::string reply = connection.Receive(8 + kAgentNonceBytes);
-  return reply.size() == 8 + kAgentNonceBytes ? reply.substr(8) : "";
+  std::string reply = connection.Receive(8 + 2 * kAgentNonceBytes);
+  if (reply.size() != 8 + 2 * kAgentNonceBytes) return "";
+  if (store_proof != nullptr) *store_proof = reply.substr(8 + kAgentNonceBytes);
+  return reply.substr(8, kAgentNonceBytes);
 }
 
 // The whole handshake with `secret`; returns the verdict byte (kAgentAccepted) or -1 when the

@@ -2,7 +2,10 @@
 // CLAIM / WILL / CANCEL_WILLS / CLEAR_WORKER_KEYS, through AsyncStoreClient and raw sockets
 // against a real StoreServer on loopback.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rendezvous/store/client/async_store_client.h"
@@ -158,8 +162,12 @@ TEST_CASE("the agent commands are unknown commands on PyTorch connections",
   CHECK(late.ClosedByPeer());
   // A hello with the wrong magic, and a command before the proof, are refused.
   RawConnection bad_magic(server.port());
-  bad_magic.Send(FromHex("c7 00 00 00 00"));
+  bad_magic.Send(FromHex("c7 00 00 00 00 20 00 00 00 00 00 00 00") + test::kTestAgentNonce);
   CHECK(bad_magic.ClosedByPeer());
+  // The agent's nonce is 32 bytes: the store's proof binds a fresh one, not a chosen short one.
+  RawConnection short_nonce(server.port());
+  short_nonce.Send(FromHex("c7 43 50 4c 41 01 00 00 00 00 00 00 00 6e"));
+  CHECK(short_nonce.ClosedByPeer());
   RawConnection skipping(server.port());
   CHECK(test::RawAgentHello(skipping).size() == kAgentNonceBytes);
   skipping.Send(EncodeIn(Dialect::kAgent, Command::kListKeys, {}));
@@ -189,12 +197,70 @@ TEST_CASE("the handshake refuses a wrong or missing secret with one line",
   if (c.accepted) {
     CHECK(outcome->message() == "");
   } else {
+    // The handshake is mutual (issue 23): the agent finds the store's proof wrong first.
     CHECK(outcome->message() == "the store at 127.0.0.1:" + std::to_string(server.port()) +
-                                    " refused this agent: wrong or missing secret (see "
+                                    " did not prove this job's secret: its secret_file differs "
+                                    "from this host's, or another process holds the port (see "
                                     "docs/security.md)");
     CHECK_FALSE(agent.connected());
     CHECK(server.OnLoop([](StoreServer& s) { return s.agent_key_count(); }) == 0);
+    // The agent's empty proof tells the store why: its host can name the refusal.
+    const auto until = Clock::now() + 2s;
+    while (server.OnLoop([](StoreServer& s) { return s.counters().refused_handshakes; }) == 0 &&
+           Clock::now() < until) {
+      std::this_thread::sleep_for(10ms);
+    }
+    const StoreCounters counters = server.OnLoop([](StoreServer& s) { return s.counters(); });
+    CHECK(counters.refused_handshakes == 1);
+    CHECK(counters.last_refused_peer == "127.0.0.1");
   }
+}
+
+// An impostor that took the endpoint's port first (issue 23 item 6): it cannot make the store's
+// proof without the secret, so the agent trusts none of its answers and sends it nothing but an
+// empty proof: not a MAC it could relay to the real store.
+TEST_CASE("an agent refuses a store that cannot prove the secret, and sends it no proof",
+          "[rendezvous][agent_store]") {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 1) == 0);
+  socklen_t length = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const uint16_t port = ntohs(address.sin_port);
+  std::string heard;
+  std::thread impostor([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    // Whatever it answers: a nonce and 32 bytes it cannot make right without the secret.
+    const std::string answer = FromHex("40 00 00 00 00 00 00 00") + std::string(64, 'x');
+    char buffer[4096];
+    bool answered = false;
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n <= 0) break;
+      heard.append(buffer, static_cast<size_t>(n));
+      if (!answered && heard.size() >= 5 + 8 + kAgentNonceBytes) {
+        answered = ::write(fd, answer.data(), answer.size()) > 0;
+      }
+    }
+    ::close(fd);
+  });
+  asio::io_context io;
+  AsyncStoreClient agent(io.get_executor(), AgentOptions("s3cret"));
+  auto outcome = SpawnBody(io, [&]() -> asio::awaitable<void> { co_await ConnectTo(agent, port); });
+  RunUntil(
+      io, [&] { return outcome->done; }, 5000ms);
+  impostor.join();
+  ::close(listener);
+  REQUIRE(outcome->done);
+  CHECK_THAT(outcome->message(), Catch::Contains("did not prove this job's secret"));
+  CHECK_FALSE(agent.connected());
+  // The hello (magic and the agent's nonce), then only the empty AGENT_PROOF.
+  REQUIRE(heard.size() == 5 + 8 + kAgentNonceBytes + 9);
+  CHECK(ToHex(heard.substr(0, 5)) == "c7 43 50 4c 41");
+  CHECK(ToHex(heard.substr(5 + 8 + kAgentNonceBytes)) == "c8 00 00 00 00 00 00 00 00");
 }
 
 TEST_CASE("a recorded handshake cannot be replayed: every connection gets a fresh nonce",

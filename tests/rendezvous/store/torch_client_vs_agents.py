@@ -25,6 +25,7 @@ sys.path.insert(0, HERE)
 import torch_client_compat as compat  # noqa: E402  (exits 77 when torch is missing)
 
 CONTEXT = b"cpplaunch agent store handshake v1\n"
+STORE_CONTEXT = b"cpplaunch store proof v1\n"
 AGENT_KEYS = ["/k", "/n", "/c", "/never", "/missing", "/later", "/late", "init/",
               "/worker/attempt_0/default_pg/0"]
 
@@ -34,13 +35,18 @@ def blob(data):
 
 
 class Agent:
-    """A raw agent connection: AGENT_HELLO, the proof, then modern-numbered requests, each
-    behind a u32 tag that the server puts back in front of its reply (docs/store_protocol.md)."""
+    """A raw agent connection: AGENT_HELLO with its nonce, the store's nonce and proof (checked:
+    store_proven), the agent's proof, then modern-numbered requests, each behind a u32 tag that
+    the server puts back in front of its reply (docs/store_protocol.md)."""
 
     def __init__(self, port, secret):
         self.sock = socket.create_connection((compat.HOST, port), timeout=10)
-        self.sock.sendall(b"\xc7" + struct.pack("<I", 0x414C5043))
-        nonce = self.value()
+        mine = os.urandom(32)
+        self.sock.sendall(b"\xc7" + struct.pack("<I", 0x414C5043) + blob(mine))
+        answer = self.value()
+        nonce, store_proof = answer[:32], answer[32:]
+        expected = hmac.new(secret, STORE_CONTEXT + mine + nonce, hashlib.sha256).digest()
+        self.store_proven = hmac.compare_digest(store_proof, expected)
         proof = hmac.new(secret, CONTEXT + nonce, hashlib.sha256).digest()
         self.sock.sendall(b"\xc8" + blob(proof))
         self.verdict = self.recv(1)
@@ -116,6 +122,7 @@ def main():
             port = int(server.stdout.readline())
             agent = Agent(port, secret)
             check(agent.verdict == b"\x00", f"the agent was refused: {agent.verdict!r}")
+            check(agent.store_proven, "the store did not prove the secret")
             for key in AGENT_KEYS:
                 agent.set(key, b"agent:" + key.encode())
             check(agent.claim("/claimed", b"mine") == b"mine", "claim")
@@ -136,6 +143,7 @@ def main():
             intruder = Agent(port, b"not the secret")
             check(intruder.verdict == b"\x01", f"a wrong secret was not refused: "
                                                f"{intruder.verdict!r}")
+            check(not intruder.store_proven, "the store proved a secret it does not hold")
             intruder.close()
 
             agent.close()
