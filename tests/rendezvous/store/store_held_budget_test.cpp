@@ -111,7 +111,7 @@ TEST_CASE("a request's reader counts what it holds as the bytes arrive",
   REQUIRE(decoder.Feed(std::string_view(bytes).substr(head + kMiB, bytes.size() - head - kMiB - 1))
               .status == DecodeStatus::kNeedMore);
   CHECK(decoder.held() >= 4 * kMiB);
-  CHECK(decoder.held() <= 4 * kMiB + 4 * 64 + 64);
+  CHECK(decoder.held() <= 4 * kMiB + uint64_t{4 * 64 + 64});
   REQUIRE(decoder.Feed(std::string_view(bytes).substr(bytes.size() - 1)).status ==
           DecodeStatus::kComplete);
   CHECK(decoder.held() == 0);  // handed over with the request
@@ -125,7 +125,7 @@ TEST_CASE("a wait's registrations are in the budget and go with their connection
   CHECK(effects.error.empty());
   REQUIRE(table.waiting(1));
   // 5,000 entries and key nodes: (32 + 64 + 15) bytes each.
-  CHECK(budget.held() == 5000 * (32 + 64 + 15));
+  CHECK(budget.held() == uint64_t{5000} * (32 + 64 + 15));
   // A second connection on the same keys adds only its entries.
   ApplyAll(table, 2, Make(Command::kWait, Keys('a', 5000)));
   CHECK(budget.held() == 5000 * (32 + 64 + 15) + 5000 * 32);
@@ -362,7 +362,7 @@ TEST_CASE("an agent's write succeeds in a store the workers filled to the last b
   // An agent writes 512 KiB and reads it back.
   RawConnection agent(server.port());
   REQUIRE(test::RawAgentHandshake(agent, "s3cret") == kAgentAccepted);
-  agent.Send(test::EncodeTagged(1, Command::kSet, {"round/1"}, {Bytes(512 * 1024, 'a')}) +
+  agent.Send(test::EncodeTagged(1, Command::kSet, {"round/1"}, {Bytes(size_t{512} * 1024, 'a')}) +
              test::EncodeTagged(2, Command::kGet, {"round/1"}));
   std::string reply = agent.Receive(4 + 8 + 512 * 1024);
   CHECK(reply.size() == 4 + 8 + 512 * 1024);
