@@ -24,9 +24,13 @@ constexpr uint64_t kSliceBytes = uint64_t{1024} * 1024;
 
 }  // namespace
 
+// A request kept between slices stays in the budget: the server held its bytes while they
+// arrived and gives them over here (unchecked: they were counted a moment ago).
 void KvTable::StartLong(ConnId conn, Request& request, TableEffects* effects) {
   Cursor cursor;
   if (Slice(conn, request, cursor, effects)) return;
+  cursor.held = HeldCost(request, request.command == Command::kMultiSet ? cursor.next : 0);
+  budget_->AddHeld(cursor.held);
   long_.insert_or_assign(conn, LongRequest{std::move(request), cursor});
   effects->more = true;
 }
@@ -36,10 +40,24 @@ void KvTable::Continue(ConnId conn, TableEffects* effects) {
   auto it = long_.find(conn);
   if (it == long_.end()) return;
   if (Slice(conn, it->second.request, it->second.cursor, effects)) {
+    budget_->RemoveHeld(it->second.cursor.held);
     long_.erase(it);
   } else {
     effects->more = true;
   }
+}
+
+// The bytes a request holds (as FieldReader::held() counts them), from `first_pair` on for a
+// MULTI_SET whose earlier pairs were moved into the table.
+uint64_t KvTable::HeldCost(const Request& request, size_t first_pair) {
+  uint64_t cost = 0;
+  for (size_t i = first_pair; i < request.keys.size(); ++i) {
+    cost += StoreBudget::kEntryOverhead + request.keys[i].capacity();
+  }
+  for (size_t i = first_pair; i < request.values.size(); ++i) {
+    cost += StoreBudget::kEntryOverhead + request.values[i].capacity();
+  }
+  return cost;
 }
 
 bool KvTable::Slice(ConnId conn, Request& request, Cursor& cursor, TableEffects* effects) {
@@ -66,6 +84,7 @@ void KvTable::DropLong(ConnId conn) {
       waiters_[conn].remaining > 0) {
     --waiters_[conn].remaining;
   }
+  budget_->RemoveHeld(it->second.cursor.held);
   long_.erase(it);
 }
 
@@ -93,17 +112,20 @@ bool KvTable::WaitSlice(ConnId conn, const Request& request, Cursor& cursor,
     Waiter& waiter = WaiterOf(conn);
     waiter.ticket = next_ticket_++;
     waiter.remaining = 1;
+    waiter.held = 0;
   }
   Waiter& waiter = waiters_[conn];
   const size_t end = std::min(request.keys.size(), cursor.next + kSliceKeys);
   for (; cursor.next < end; ++cursor.next) {
     const std::string& key = request.keys[cursor.next];
     if (Present(key)) continue;
-    auto it = waiting_.find(key);
-    if (it == waiting_.end()) it = waiting_.try_emplace(key).first;
-    it->second.push_back({conn, waiter.ticket});
-    ++waiter.remaining;
-    ++total_entries_;
+    // Over the budget or the connection's share: the wait is refused and what it registered is
+    // stale (swept with the rest), so its connection closes rather than works on.
+    if (!Register(conn, key, waiter, effects)) {
+      --waiter.remaining;  // the bias: not an entry
+      DropWait(conn);
+      return true;
+    }
   }
   if (cursor.next < request.keys.size()) return false;
   if (--waiter.remaining == 0) {
@@ -193,6 +215,12 @@ bool KvTable::MultiSetSlice(Request& request, Cursor& cursor, TableEffects* effe
   uint64_t stored = 0;
   for (; cursor.next < end && stored < kSliceBytes; ++cursor.next) {
     stored += request.values[cursor.next].size();
+    // The pair's bytes move into the table: stored from now on, no longer held.
+    const uint64_t held = std::min(cursor.held, 2 * StoreBudget::kEntryOverhead +
+                                                    request.keys[cursor.next].capacity() +
+                                                    request.values[cursor.next].capacity());
+    cursor.held -= held;
+    budget_->RemoveHeld(held);
     if (!Store(std::move(request.keys[cursor.next]), std::move(request.values[cursor.next]),
                effects)) {
       return true;

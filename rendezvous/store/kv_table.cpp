@@ -59,7 +59,8 @@ void TableEffects::Clear() {
   more = false;
 }
 
-KvTable::KvTable(StoreBudget* budget) : budget_(budget != nullptr ? budget : &own_budget_) {}
+KvTable::KvTable(StoreBudget* budget, uint64_t keep_free)
+    : budget_(budget != nullptr ? budget : &own_budget_), keep_free_(keep_free) {}
 
 void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
   effects->Clear();
@@ -141,7 +142,7 @@ bool KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
   const uint64_t old_cost =
       it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
   const uint64_t new_cost = StoreBudget::EntryCost(key, value.capacity());
-  if (new_cost > old_cost && !budget_->CanStore(new_cost - old_cost)) {
+  if (new_cost > old_cost && !Fits(new_cost - old_cost)) {
     return Refuse("storing " + ByteSize(value.size()) + " at key " + QuotedKey(key), effects);
   }
   const bool created = it == data_.end();
@@ -228,7 +229,7 @@ bool KvTable::AddToCounter(const std::string& key, int64_t delta, int64_t* resul
   const uint64_t old_cost =
       it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
   const uint64_t new_cost = StoreBudget::EntryCost(key, text.capacity());
-  if (new_cost > old_cost && !budget_->CanStore(new_cost - old_cost)) {
+  if (new_cost > old_cost && !Fits(new_cost - old_cost)) {
     return Refuse("a counter at key " + QuotedKey(key), effects);
   }
   bool created = it == data_.end();
@@ -289,8 +290,8 @@ void KvTable::Claim(ConnId conn, Request& request, TableEffects* effects) {
 void KvTable::Will(ConnId conn, Request& request, TableEffects* effects) {
   const uint64_t before = owners_.WillsCost(conn);
   const uint64_t cost = StoreBudget::EntryCost(request.keys[0], request.values[0].capacity());
-  bool added = budget_->CanStore(cost) &&
-               owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
+  bool added =
+      Fits(cost) && owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
   if (added) Recharge(before, owners_.WillsCost(conn));
   EncodeU8(added ? kAgentAccepted : kAgentRefused, &effects->reply);
 }
@@ -349,8 +350,8 @@ void KvTable::Append(Request& request, TableEffects* effects) {
       it == data_.end() ? 0 : StoreBudget::EntryCost(key, it->second.capacity());
   const uint64_t old_size = it == data_.end() ? 0 : it->second.size();
   // Checked at the size it will have; the string's spare capacity is charged after the append.
-  if (!budget_->CanStore(StoreBudget::EntryCost(key, old_size + request.values[0].size()) -
-                         std::min(old_cost, StoreBudget::EntryCost(key, old_size)))) {
+  if (!Fits(StoreBudget::EntryCost(key, old_size + request.values[0].size()) -
+            std::min(old_cost, StoreBudget::EntryCost(key, old_size)))) {
     Refuse("appending " + ByteSize(request.values[0].size()) + " to key " + QuotedKey(key),
            effects);
     return;
@@ -400,7 +401,7 @@ void KvTable::WatchKey(ConnId conn, Request& request, TableEffects* effects) {
 
 void KvTable::QueuePush(Request& request, TableEffects* effects) {
   const uint64_t cost = StoreBudget::EntryCost({}, request.values[0].capacity());
-  if (!budget_->CanStore(cost + request.keys[0].size())) {
+  if (!Fits(cost + request.keys[0].size())) {
     Refuse(
         "pushing " + ByteSize(request.values[0].size()) + " to queue " + QuotedKey(request.keys[0]),
         effects);
@@ -459,9 +460,9 @@ void KvTable::Barrier(ConnId conn, Request& request, TableEffects* effects) {
     DropWait(conn);
     Waiter& waiter = WaiterOf(conn);
     waiter.ticket = next_ticket_++;
-    waiter.remaining = 1;
-    waiting_[request.keys[0]].push_back({conn, waiter.ticket});
-    ++total_entries_;
+    waiter.remaining = 0;
+    waiter.held = 0;
+    if (!Register(conn, request.keys[0], waiter, effects)) return DropWait(conn);
     return;
   }
   EncodeU8(kStopWaiting, &effects->reply);
@@ -479,12 +480,36 @@ KvTable::Waiter& KvTable::WaiterOf(ConnId conn) {
   return waiters_[conn];
 }
 
+// Registers `conn`'s wait on `key` (not present) unless the budget or the connection's share
+// refuses (false, effects->error set).
+bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, TableEffects* effects) {
+  auto it = waiting_.find(key);
+  const uint64_t cost = kWaitEntryCost + (it == waiting_.end() ? WaitKeyCost(key) : 0);
+  const uint64_t share = budget_->limits().max_connection_bytes;
+  if (waiter.held + cost > share) {
+    effects->error = "a wait of more than " + ByteSize(share) +
+                     " of registrations is over the store's limit per connection";
+    effects->refused = true;
+    return false;
+  }
+  if (!Fits(cost)) return Refuse("registering a wait on key " + QuotedKey(key), effects);
+  if (it == waiting_.end()) it = waiting_.try_emplace(key).first;
+  it->second.push_back({conn, waiter.ticket});
+  budget_->AddHeld(cost);
+  waiter.held += cost;
+  ++waiter.remaining;
+  ++total_entries_;
+  return true;
+}
+
 void KvTable::Touch(std::string_view key, TableEffects* effects) {
   if (waiting_.empty()) return;
   auto it = waiting_.find(key);
   if (it == waiting_.end()) return;
   std::vector<WaitEntry> entries = std::move(it->second);
+  budget_->RemoveHeld(WaitKeyCost(it->first));
   waiting_.erase(it);
+  ReleaseEntries(entries.size());
   total_entries_ -= entries.size();
   for (const auto& entry : entries) CountTouch(entry, effects);
 }
@@ -514,14 +539,21 @@ void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
   }
   entries.erase(entries.begin(), entries.begin() + static_cast<ptrdiff_t>(used));
   total_entries_ -= used;
-  if (entries.empty()) waiting_.erase(it);
+  ReleaseEntries(used);
+  if (entries.empty()) {
+    budget_->RemoveHeld(WaitKeyCost(it->first));
+    waiting_.erase(it);
+  }
 }
 
 void KvTable::DropWait(ConnId conn) {
   if (conn >= waiters_.size() || waiters_[conn].ticket == 0) return;
   stale_entries_ += waiters_[conn].remaining;
   waiters_[conn] = Waiter{};
-  if (stale_entries_ > kSweepThreshold && stale_entries_ * 2 > total_entries_) {
+  // When no live entry is left (the last waiter went), everything is swept: a closed
+  // connection's registrations must not stay in memory for want of more closes.
+  if ((stale_entries_ > kSweepThreshold && stale_entries_ * 2 > total_entries_) ||
+      (stale_entries_ > 0 && stale_entries_ >= total_entries_)) {
     SweepStaleEntries();
   }
 }
@@ -533,9 +565,17 @@ void KvTable::SweepStaleEntries() {
       return waiters_[entry.conn].ticket != entry.ticket;
     };
     auto tail = std::remove_if(entries.begin(), entries.end(), stale);
-    total_entries_ -= static_cast<size_t>(entries.end() - tail);
+    const auto removed = static_cast<size_t>(entries.end() - tail);
+    total_entries_ -= removed;
+    ReleaseEntries(removed);
     entries.erase(tail, entries.end());
-    it = entries.empty() ? waiting_.erase(it) : std::next(it);
+    if (entries.empty()) {
+      budget_->RemoveHeld(WaitKeyCost(it->first));
+      it = waiting_.erase(it);
+    } else {
+      if (removed > 0 && entries.capacity() > 2 * entries.size()) entries.shrink_to_fit();
+      ++it;
+    }
   }
   stale_entries_ = 0;
 }

@@ -58,8 +58,9 @@ struct TableEffects {
 class KvTable {
  public:
   // `budget` (not owned; shared with the server) must outlive the table; null: an own budget
-  // with the default limits.
-  explicit KvTable(StoreBudget* budget = nullptr);
+  // with the default limits. The table stores and registers only while `keep_free` bytes of the
+  // budget stay free (the workers' table keeps the agents' reserve).
+  explicit KvTable(StoreBudget* budget = nullptr, uint64_t keep_free = 0);
   KvTable(const KvTable&) = delete;
   KvTable& operator=(const KvTable&) = delete;
 
@@ -108,7 +109,15 @@ class KvTable {
   struct Waiter {
     uint64_t ticket = 0;     // 0: not waiting
     uint64_t remaining = 0;  // entries still to be touched before STOP_WAITING
+    uint64_t held = 0;       // what its registrations cost (its connection's share)
   };
+  // A registration's cost in the budget: the entry (with its list's slack), and for the first
+  // on a key the map node with its copy of the key. Charged until the entry is erased (a stale
+  // one too: it is memory until it is swept).
+  static constexpr uint64_t kWaitEntryCost = 2 * sizeof(WaitEntry);
+  static uint64_t WaitKeyCost(std::string_view key) {
+    return StoreBudget::kEntryOverhead + key.size();
+  }
   // Where a request applied in slices stands: `next` is the first key not yet handled.
   struct Cursor {
     size_t next = 0;
@@ -116,6 +125,7 @@ class KvTable {
     uint64_t reply_bytes = 0;     // MULTI_GET: the size found so far
     uint64_t offset = 0;          // MULTI_GET: bytes of the value at `next` already sent
     const char* value = nullptr;  // MULTI_GET: that value's buffer (a replaced value moves)
+    uint64_t held = 0;            // the request's own bytes, held in the budget between slices
   };
   struct LongRequest {
     Request request;
@@ -152,7 +162,11 @@ class KvTable {
   bool WaitSlice(ConnId conn, const Request& request, Cursor& cursor, TableEffects* effects);
   bool MultiGetSlice(const Request& request, Cursor& cursor, TableEffects* effects);
   bool MultiSetSlice(Request& request, Cursor& cursor, TableEffects* effects);
+  static uint64_t HeldCost(const Request& request, size_t first_pair);
   void DropLong(ConnId conn);
+  bool Fits(uint64_t bytes) const { return budget_->CanStore(bytes, keep_free_); }
+  bool Register(ConnId conn, const std::string& key, Waiter& waiter, TableEffects* effects);
+  void ReleaseEntries(size_t count) { budget_->RemoveHeld(count * kWaitEntryCost); }
   bool AddToCounter(const std::string& key, int64_t delta, int64_t* result, TableEffects* effects);
   bool Present(std::string_view key) const;
   void Touch(std::string_view key, TableEffects* effects);
@@ -166,6 +180,7 @@ class KvTable {
 
   StoreBudget own_budget_;
   StoreBudget* budget_;
+  uint64_t keep_free_;
   Map<Bytes> data_;
   uint64_t key_bytes_ = 0;  // sum of data_'s key sizes: LIST_KEYS is sized in O(1)
   Map<std::deque<Bytes>> queues_;

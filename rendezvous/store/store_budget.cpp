@@ -1,13 +1,18 @@
 #include "rendezvous/store/store_budget.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace cpplaunch {
 
 // Subtractions, never sums: a hostile size near 2^64 must not wrap around the limit.
-bool StoreBudget::CanStore(uint64_t bytes) const {
-  const uint64_t limit = store_limit();
+bool StoreBudget::CanStore(uint64_t bytes, uint64_t keep_free) const {
+  const uint64_t limit = store_limit() - std::min(keep_free, store_limit());
   return used() <= limit && bytes <= limit - used();
+}
+
+uint64_t StoreBudget::request_ceiling() const {
+  return std::min(limits_.max_connection_bytes, store_limit() - agent_reserve());
 }
 
 bool StoreBudget::CanQueue(uint64_t bytes) const {
@@ -18,9 +23,12 @@ void StoreBudget::RemoveStored(uint64_t bytes) { stored_ -= bytes < stored_ ? by
 
 void StoreBudget::RemoveQueued(uint64_t bytes) { queued_ -= bytes < queued_ ? bytes : queued_; }
 
+void StoreBudget::RemoveHeld(uint64_t bytes) { held_ -= bytes < held_ ? bytes : held_; }
+
 std::string StoreBudget::Describe() const {
   return "the store's memory budget of " + ByteSize(limits_.total_bytes) + " (" +
-         ByteSize(stored_) + " stored, " + ByteSize(queued_) + " queued output)";
+         ByteSize(stored_) + " stored, " + ByteSize(held_) + " held for requests, " +
+         ByteSize(queued_) + " queued output)";
 }
 
 std::string ByteSize(uint64_t bytes) {

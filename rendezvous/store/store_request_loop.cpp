@@ -33,8 +33,15 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
   while (session.accepting_input()) {
     DecodeResult result = decoder.Feed(input);
     input.remove_prefix(result.consumed);
+    // Checked after every read (64 KiB at most): an unfinished request holds its bytes.
+    if (!HoldInput(session)) return;
     if (result.status == DecodeStatus::kNeedMore) return;
-    if (result.status == DecodeStatus::kMalformed) return session.CloseAfterFlush();
+    if (result.status == DecodeStatus::kMalformed) {
+      if (decoder.over_limit()) {
+        Refuse(session, CommandName(decoder.request().command), decoder.error());
+      }
+      return session.CloseAfterFlush();
+    }
     session.set_command(decoder.request().command);
     if (!Apply(session, decoder.request())) {
       Deliver(session);  // a refused handshake's answer goes out before the close
@@ -43,13 +50,30 @@ void StoreServerImpl::OnInput(StoreSession& session, std::string_view input) {
     if (!Applied(session)) return;
     if (effects_.more) {
       session.BeginLong(input);
+      if (!HoldInput(session)) return;
       return ContinueLater(session);
     }
     if (session.queued() > kPauseReadingAt) {
       session.Pause(input);
+      HoldInput(session);
       return;
     }
   }
+}
+
+// Charges what `session` holds of its input to the budget; a session over its share, or one
+// the budget cannot hold, is closed at once: none of its input is worked through.
+bool StoreServerImpl::HoldInput(StoreSession& session) {
+  const uint64_t keep_free = session.agent() ? 0 : budget_.agent_reserve();
+  if (session.ChargeInput(keep_free)) return true;
+  const uint64_t held = session.input_held();
+  const uint64_t share = budget_.limits().max_connection_bytes;
+  Refuse(session, CommandName(session.decoder().request().command),
+         "holding " + ByteSize(held) + " of input for an unfinished request would exceed " +
+             (held > share ? "the limit of " + ByteSize(share) + " per connection"
+                           : budget_.Describe()));
+  Close(session);
+  return false;
 }
 
 // Applies one request to the requester's namespace (effects_ as KvTable::Apply leaves them);
@@ -216,12 +240,16 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
 }
 
 // One line on the host's console (rate-limited); the caller closes the session.
+// An agent's refusal has a log of its own: it ends the agent's connection (and so its part in
+// the job), and must not hide among workers' or strangers' refusals as "and N more".
 void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
                              const std::string& reason) {
   ++counters_.refused;
-  auto line = refusals_.Admit(RateLimitedLog::Clock::now(), "store: refused " + std::string(what) +
-                                                                " from " + session.peer() + ": " +
-                                                                reason + "; connection closed");
+  const std::string who = session.agent() ? "the agent at " + session.peer() : session.peer();
+  auto line =
+      (session.agent() ? agent_refusals_ : refusals_)
+          .Admit(RateLimitedLog::Clock::now(), "store: refused " + std::string(what) + " from " +
+                                                   who + ": " + reason + "; connection closed");
   if (!line) return;
   if (options_.report) return options_.report(*line);
   std::fprintf(stderr, "%s\n", line->c_str());

@@ -1,5 +1,6 @@
 #include "rendezvous/store/store_server.h"
 
+#include <algorithm>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <cstdio>
@@ -48,7 +49,7 @@ StoreServerImpl::StoreServerImpl(asio::io_context& io, StoreServerOptions option
       acceptor_(io),
       accept_retry_(io),
       budget_(options_.budget),
-      workers_(&budget_),
+      workers_(&budget_, budget_.agent_reserve()),
       agents_(&budget_) {
   Listen(options_.bind_host);
 }
@@ -150,10 +151,18 @@ void StoreServerImpl::AddSession(UniqueFd fd) {
   }
   socket.set_option(tcp::no_delay(true), ec);
   const ConnId id = NewId();
-  auto session = std::make_shared<StoreSession>(*this, std::move(socket), id, options_.limits);
+  auto session = std::make_shared<StoreSession>(*this, std::move(socket), id, SessionLimits());
   sessions_[id] = session;
   ++connection_count_;
   session->StartReading();
+}
+
+// A request longer than the store could ever hold is refused when its length is read, before
+// its body arrives (and before it is buffered).
+WireLimits StoreServerImpl::SessionLimits() const {
+  WireLimits limits = options_.limits;
+  limits.max_request_bytes = std::min(limits.max_request_bytes, budget_.request_ceiling());
+  return limits;
 }
 
 // Sessions and wait slots share one dense id space (the tables index arrays by it).
@@ -212,6 +221,7 @@ void StoreServerImpl::FlushDirty() {
 
 void StoreServerImpl::Close(StoreSession& session) {
   if (session.closed()) return;
+  const uint64_t held_before = budget_.held();
   session.Shutdown();
   const ConnId id = session.id();
   // Its pending waits go with it (their ids are free again: no long request runs any more).
@@ -234,6 +244,9 @@ void StoreServerImpl::Close(StoreSession& session) {
   TableEffects closing;
   agents_.Disconnect(id, stopped_ ? nullptr : &closing);
   sessions_[id].reset();  // handlers in flight still hold the session
+  // What it held for requests (waits' registrations, an unfinished request) is many small
+  // blocks: counted towards the next heap trim, so the process's RSS comes back down.
+  if (budget_.held() < held_before) Released(held_before - budget_.held());
   free_ids_.push_back(id);
   --connection_count_;
   if (!closing.woken.empty() || !closing.notices.empty()) {

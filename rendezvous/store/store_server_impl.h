@@ -70,9 +70,11 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
 
   // store_request_loop.cpp
   bool Apply(StoreSession& session, Request& request);
+  bool HoldInput(StoreSession& session);
   void FinishLong(StoreSession& session);
   void ReleaseClearedKeys();
   KvTable& TableOf(const StoreSession& session) { return session.agent() ? agents_ : workers_; }
+  WireLimits SessionLimits() const;
   void DeliverWakeups(const TableEffects& effects);
   bool Applied(StoreSession& session);
   void ContinueLater(StoreSession& session);
@@ -97,7 +99,8 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool v6_ = true;
   bool stopped_ = false;
   StoreBudget budget_;
-  RateLimitedLog refusals_{std::chrono::seconds(1)};  // over the budget or a limit
+  RateLimitedLog refusals_{std::chrono::seconds(1)};        // over the budget or a limit
+  RateLimitedLog agent_refusals_{std::chrono::seconds(1)};  // the same, of agent connections
   size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
   bool trim_posted_ = false;
   KvTable workers_;  // PyTorch clients and strangers

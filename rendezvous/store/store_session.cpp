@@ -116,8 +116,11 @@ void StoreSession::Shutdown() {
   Uncharge(charged_);
   ReleaseIfLarge(out_);
   out_.clear();
-  ReleaseIfLarge(pending_in_);
-  pending_in_.clear();
+  std::string().swap(pending_in_);
+  // An unfinished request's buffers go now, not when the last handler lets the session go.
+  server_.budget().RemoveHeld(input_charged_);
+  input_charged_ = 0;
+  decoder_.Release();
   if (!write_in_flight_) ReleaseIfLarge(writing_);
 }
 
@@ -174,6 +177,23 @@ void StoreSession::MaybeResume() {
     server_.FlushDirty();
     StartReading();
   }
+}
+
+bool StoreSession::ChargeInput(uint64_t keep_free) {
+  const uint64_t held = input_held();
+  StoreBudget& budget = server_.budget();
+  if (held <= input_charged_) {
+    budget.RemoveHeld(input_charged_ - held);
+    input_charged_ = held;
+    return true;
+  }
+  const uint64_t more = held - input_charged_;
+  if (held > budget.limits().max_connection_bytes || !budget.CanStore(more, keep_free)) {
+    return false;
+  }
+  budget.AddHeld(more);
+  input_charged_ = held;
+  return true;
 }
 
 void StoreSession::Charge(size_t bytes) {

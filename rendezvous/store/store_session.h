@@ -89,6 +89,14 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   // The same for a big buffer the caller gives up: taken without a copy when nothing is queued.
   void Queue(std::string&& bytes);
 
+  // Brings the budget's count of the input this session holds (its unfinished request, input
+  // queued behind a paused one) up to date. False, with nothing charged, when the growth does
+  // not fit the budget (leaving `keep_free`) or the connection's share: the caller refuses.
+  bool ChargeInput(uint64_t keep_free);
+  uint64_t input_held() const {
+    return decoder_.held() + (pending_in_.empty() ? 0 : pending_in_.capacity());
+  }
+
   // Input left undecoded while output is over the pause mark or a long request is applied.
   void Pause(std::string_view rest) {
     paused_ = true;
@@ -132,7 +140,8 @@ class StoreSession : public std::enable_shared_from_this<StoreSession> {
   boost::asio::ip::tcp::socket socket_;
   ConnId id_;
   Command command_ = Command::kGetNumKeys;
-  size_t charged_ = 0;  // output bytes counted in the server's budget
+  size_t charged_ = 0;          // output bytes counted in the server's budget
+  uint64_t input_charged_ = 0;  // input bytes counted in it (held for requests)
   RequestDecoder decoder_;
   std::string out_;      // queued, not yet handed to the socket
   std::string writing_;  // owned by the asynchronous write in flight

@@ -45,6 +45,7 @@ void FieldReader::Start(const Field* program, FieldTarget target, uint64_t expec
   fixed_size_ = 0;
   in_blob_ = false;
   blob_remaining_ = 0;
+  held_ = 0;
   error_ = FieldError::kNone;
 }
 
@@ -95,8 +96,23 @@ size_t FieldReader::FeedFixed(std::string_view input) {
   return take;
 }
 
+// The buffer grows by doubling, never past the declared length, and its growth is counted in
+// held_ (the server charges it to its budget before the next read).
 size_t FieldReader::FeedBlob(std::string_view input) {
   size_t take = static_cast<size_t>(std::min<uint64_t>(input.size(), blob_remaining_));
+  const size_t need = blob_->size() + take;
+  if (need > blob_->capacity()) {
+    const uint64_t grown =
+        std::min<uint64_t>(blob_length_, std::max<uint64_t>(need, uint64_t{2} * blob_->capacity()));
+    // A fresh buffer of exactly that size: reserve() on the old one would round a step short of
+    // doubling up to a doubling, past the declared length (8 MiB would become 15 MiB).
+    std::string buffer;
+    buffer.reserve(static_cast<size_t>(grown));
+    buffer.append(*blob_);
+    blob_->swap(buffer);
+    held_ += blob_->capacity() - std::min<uint64_t>(blob_capacity_, blob_->capacity());
+    blob_capacity_ = blob_->capacity();
+  }
   blob_->append(input.data(), take);
   blob_remaining_ -= take;
   return take;
@@ -153,6 +169,9 @@ void FieldReader::BeginBlob(uint64_t length, bool is_key) {
     return Fail(FieldError::kMessageBytes, length);
   }
   message_bytes_ += length;
+  held_ += kBlobOverhead;
+  blob_length_ = length;
+  blob_capacity_ = 0;
   auto& list = is_key ? *target_.keys : *target_.values;
   list.emplace_back();
   // Stays valid: nothing is appended to this vector until the blob is complete.

@@ -58,6 +58,13 @@ class FieldReader {
   FieldError error() const { return error_; }
   uint64_t error_value() const { return error_value_; }  // the offending length or count
 
+  // What the message started last holds so far: each key and value costs kBlobOverhead (its
+  // string and its place in the list) plus the buffer grown for it. A buffer grows as bytes
+  // arrive, doubling up to its declared length, so this is at most about twice what arrived.
+  // Memory a server counts against its budget while a request is not complete.
+  uint64_t held() const { return held_; }
+  static constexpr uint64_t kBlobOverhead = 64;
+
  private:
   bool Advance();
   size_t FeedFixed(std::string_view input);
@@ -79,6 +86,9 @@ class FieldReader {
   size_t fixed_size_ = 0;
   bool in_blob_ = false;
   uint64_t blob_remaining_ = 0;
+  uint64_t blob_length_ = 0;    // the declared length of the blob being read
+  uint64_t blob_capacity_ = 0;  // the buffer grown for it, counted in held_
+  uint64_t held_ = 0;
   std::string* blob_ = nullptr;
   FieldError error_ = FieldError::kNone;
   uint64_t error_value_ = 0;

@@ -167,6 +167,11 @@ std::string RequestDecoder::FieldErrorText() const {
   return command + ": malformed";
 }
 
+void RequestDecoder::Release() {
+  Fail("released");
+  request_ = Request{};
+}
+
 bool RequestDecoder::Fail(std::string reason) {
   stage_ = Stage::kFailed;
   error_ = std::move(reason);

@@ -37,6 +37,16 @@ class RequestDecoder {
   bool idle() const {
     return stage_ == Stage::kCommand || (stage_ == Stage::kTag && tag_size_ == 0);
   }
+  // The memory the request being read holds (FieldReader::held()); 0 between requests, once a
+  // complete request was handed out.
+  uint64_t held() const { return stage_ == Stage::kFields ? fields_.held() : 0; }
+  // The failure was a declared length or count over a limit (as opposed to bytes that are not
+  // the protocol): the server reports it as a refusal.
+  bool over_limit() const {
+    return stage_ == Stage::kFailed && fields_.error() != FieldError::kNone;
+  }
+  // Frees the request buffers; the decoder is failed afterwards (its connection is closing).
+  void Release();
 
  private:
   enum class Stage : uint8_t {

@@ -43,7 +43,11 @@ struct Request {
   uint32_t u32 = 0;
   uint32_t tag = 0;
 
+  // Lists that grew long (a WAIT of 131,072 keys) are freed rather than kept for the next.
   void Clear() {
+    constexpr size_t kKeepEntries = 256;
+    if (keys.capacity() > kKeepEntries) keys = {};
+    if (values.capacity() > kKeepEntries) values = {};
     keys.clear();
     values.clear();
     number = 0;

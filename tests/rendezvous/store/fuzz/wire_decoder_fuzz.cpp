@@ -8,6 +8,11 @@
 // same request. Agent streams (AGENT_HELLO first) are applied to a second table as the server
 // does after the handshake, with the agents' commands, and the connection's close (owned keys,
 // wills) at the end; every AGENT_PROOF is checked against a fixed nonce.
+// Partial frames: what the decoder holds for an unfinished request is bounded by the bytes that
+// arrived (as the server charges it to its budget) and is handed over with the request. Wait
+// registrations: agent requests run under three connection ids (the server's wait slots), so
+// waits share keys and go stale; once every connection closed and no entry is left, the budget
+// holds nothing for requests.
 
 #include <cstddef>
 #include <cstdint>
@@ -62,10 +67,13 @@ std::string Fingerprint(const Request& request) {
 std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* dialect) {
   RequestDecoder decoder(SmallLimits());
   // A small budget, so the fuzzer reaches the refusals, watch caps and sliced requests too.
-  cpplaunch::StoreBudget budget(
-      {.total_bytes = 64 * 1024, .max_reply_bytes = 8192, .max_watches_per_connection = 4});
-  KvTable workers(&budget);
+  cpplaunch::StoreBudget budget({.total_bytes = 64 * 1024,
+                                 .max_reply_bytes = 8192,
+                                 .max_watches_per_connection = 4,
+                                 .max_connection_bytes = 2048});
+  KvTable workers(&budget, budget.agent_reserve());
   KvTable agents(&budget);
+  uint64_t fed = 0;  // bytes of the request being decoded that arrived so far
   TableEffects effects;
   std::vector<std::string> out;
   // The server's routing (store_server.cpp): the handshake and CLEAR_WORKER_KEYS are its own,
@@ -82,16 +90,21 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
       Require(workers.Clear(&effects) >= static_cast<int64_t>(before));
       Require(workers.num_keys() == 0);
     } else {
-      table.Apply(1, request, &effects);
-      while (effects.more && effects.error.empty()) table.Continue(1, &effects);
+      const cpplaunch::ConnId conn = &table == &agents ? 1 + request.tag % 3 : 1;
+      table.Apply(conn, request, &effects);
+      while (effects.more && effects.error.empty()) table.Continue(conn, &effects);
       Require(effects.refused <= !effects.error.empty());
-      if (!effects.error.empty()) table.Disconnect(1, &effects);
+      Require(!table.unfinished(conn));
+      if (!effects.error.empty()) table.Disconnect(conn, &effects);
     }
   };
   // The connection closes: its owned keys go, then its wills fire.
   auto close = [&] {
-    agents.Disconnect(1, &effects);
+    for (cpplaunch::ConnId conn = 1; conn <= 3; ++conn) agents.Disconnect(conn, &effects);
     workers.Disconnect(1, &effects);
+    // Every wait is gone with its connection, and with it what the budget held for it.
+    Require(agents.wait_entries() == 0 && workers.wait_entries() == 0);
+    Require(budget.held() == 0);
   };
   size_t step = cut == 0 ? stream.size() : cut;
   for (size_t at = 0; at < stream.size(); at += step) {
@@ -100,6 +113,13 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
       auto result = decoder.Feed(chunk);
       Require(result.consumed <= chunk.size());
       chunk.remove_prefix(result.consumed);
+      fed += result.consumed;
+      // A buffer at most doubles what arrived, and each key or value took an 8-byte prefix.
+      Require(decoder.held() <= 2 * fed + cpplaunch::FieldReader::kBlobOverhead * (fed / 8 + 1));
+      if (result.status == DecodeStatus::kComplete) {
+        Require(decoder.held() == 0);
+        fed = 0;
+      }
       if (result.status == DecodeStatus::kMalformed) {
         out.push_back("MALFORMED");
         *dialect = decoder.dialect();
