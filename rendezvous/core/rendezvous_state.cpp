@@ -542,8 +542,20 @@ RendezvousState ReformedWithout(const RendezvousState& state,
   next.epoch = state.epoch + 1;
   next.participants = std::move(stay);
   next.wait_list = std::move(waiting);
-  next.complete = static_cast<int>(next.participants.size()) >= state.min_nodes;
   next.last_call_deadline_ms = 0;
+  // Stable seats (seats.h): the others keep their group ranks; the dropped hosts' seats are
+  // vacant for the waiting hosts taken in, and without enough of them the ranks close up.
+  next.seats = GroupOrder(state);
+  next.vacant.clear();
+  for (size_t seat = 0; seat < next.seats.size(); ++seat) {
+    if (dropped.count(next.seats[seat])) next.vacant.push_back(static_cast<int>(seat));
+  }
+  next.seats_until_ms = 0;
+  next.complete = static_cast<int>(next.participants.size()) >= state.min_nodes;
+  if (next.complete) {
+    next.seats = SeatOrder(next);
+    next.vacant.clear();
+  }
   return next;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "rendezvous/core/seats.h"
 #include "rendezvous/core/waiting_line.h"
 
 namespace cpplaunch {
@@ -437,11 +438,14 @@ TEST_CASE("ReformedWithout: below MIN the next round is open for more hosts",
   CHECK(next.round == 3);
   CHECK_FALSE(next.complete);
   CHECK(next.participants == std::vector<std::string>{"a", "b"});
-  // A host joining it later completes it as usual: MIN arms the last call.
+  // The dropped host's seat is vacant (seats.h): a host joining later takes it, and the round
+  // completes at once, every seat filled, with the others' group ranks as before.
+  CHECK(next.seats == std::vector<std::string>{"a", "b", "c"});
+  CHECK(next.vacant == std::vector<int>{2});
   const auto joined = DecideJoin(next, Node("d", 3, 4, 3, 1), 1000);
   REQUIRE(joined.action == JoinAction::kWrite);
-  CHECK(joined.next.participants.size() == 3);
-  CHECK(joined.next.last_call_deadline_ms == 2000);
+  CHECK(joined.next.complete);
+  CHECK(GroupOrder(joined.next) == std::vector<std::string>{"a", "b", "d"});
 }
 
 TEST_CASE("ReformedWithout: waiting hosts take the free places up to MAX", "[rendezvous][state]") {
@@ -451,6 +455,22 @@ TEST_CASE("ReformedWithout: waiting hosts take the free places up to MAX", "[ren
   CHECK(next.complete);
   CHECK(next.participants == std::vector<std::string>{"b", "c", "d"});
   CHECK(next.wait_list == std::vector<std::string>{"e"});
+  // The survivors keep their group ranks; the first waiting host takes the dropped one's.
+  CHECK(GroupOrder(next) == std::vector<std::string>{"d", "b", "c"});
+  CHECK(next.vacant.empty());
+  std::string error;
+  CHECK(RendezvousState::Decode(next.Encode(), &error).has_value());
+}
+
+TEST_CASE("ReformedWithout: without a waiting host the ranks close up in their old order",
+          "[rendezvous][state]") {
+  auto state = CompleteRound({"a", "b", "c"}, 2, 3);
+  state.seats = {"c", "a", "b"};  // a round that took a spare earlier
+  const auto next = ReformedWithout(state, {"a"});
+  REQUIRE(next.complete);
+  CHECK(GroupOrder(next) == std::vector<std::string>{"c", "b"});
+  std::string error;
+  CHECK(RendezvousState::Decode(next.Encode(), &error).has_value());
 }
 
 TEST_CASE("ReformedWithout leaves a round that is not complete and open as it is",
