@@ -22,7 +22,8 @@ std::string ModulePath() {
   std::error_code ec;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return std::string("/usr/lib/cpplaunch/modules/") + kModuleName;
-  return (self.parent_path().parent_path() / "lib" / "cpplaunch" / "modules" / kModuleName).string();
+  return (self.parent_path().parent_path() / "lib" / "cpplaunch" / "modules" / kModuleName)
+      .string();
 }
 
 [[noreturn]] void Fail(const std::string& what) { throw EtcdError(EtcdError::Kind::kSetup, what); }

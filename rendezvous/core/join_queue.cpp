@@ -22,7 +22,8 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
   const std::vector<std::string_view> f = Split(line, ',');
   // Optional trailing fields: the 8th, the lost seat (-1: none), is written when there is one or
   // when a 9th, the command digest, follows.
-  if (f.size() < 7 || f.size() > 9 || f[0].empty() || f[0].size() > record_limits::kMaxNodeIdBytes ||
+  if (f.size() < 7 || f.size() > 9 || f[0].empty() ||
+      f[0].size() > record_limits::kMaxNodeIdBytes ||
       (f.size() == 9 && f[8].size() > record_limits::kMaxCommandDigestBytes)) {
     return std::nullopt;
   }
