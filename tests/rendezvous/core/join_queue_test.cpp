@@ -23,7 +23,8 @@ TEST_CASE("Join queue lines survive an encode/parse round trip", "[rendezvous][j
   QueuedJoin b{Request("[fe80::1%eth0]_43", 1, 1), 1};
   b.request.command_digest = "0123456789abcdef";
   const std::string queue = EncodeJoinLine(a) + EncodeJoinLine(b);
-  CHECK(EncodeJoinLine(b) == "[fe80::1%eth0]_43,1,1,1,30000,0,0,0123456789abcdef\n");
+  // A digest follows the lost seat's field, -1 when there is none.
+  CHECK(EncodeJoinLine(b) == "[fe80::1%eth0]_43,1,1,1,30000,0,0,-1,0123456789abcdef\n");
   std::string error;
   auto all = ParseJoinQueue(queue, 0, &error);
   REQUIRE(all);

@@ -244,6 +244,14 @@ TEST_CASE("A queued join carries its lost seat; old lines read as none", "[rende
   parsed = ParseJoinQueue("n4,2,3,3,1000,1,1\n", 0, &error);
   REQUIRE(parsed);
   CHECK(parsed->front().request.lost_seat == -1);
+  // With the workers' command digest too (issue 27): both survive the round trip.
+  join.request.lost_seat = 1;
+  join.request.command_digest = "0123456789abcdef";
+  CHECK(EncodeJoinLine(join) == "n4,2,3,3,1000,1,1,1,0123456789abcdef\n");
+  parsed = ParseJoinQueue(EncodeJoinLine(join), 0, &error);
+  REQUIRE(parsed);
+  CHECK(parsed->front() == join);
+  CHECK_FALSE(ParseJoinQueue("n4,2,3,3,1000,1,1,-2,ab\n", 0, &error));
 }
 
 TEST_CASE("The seat a round's end names as lost", "[rendezvous][seats]") {
