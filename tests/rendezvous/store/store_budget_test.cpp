@@ -279,11 +279,18 @@ TEST_CASE("the server closes a client over the budget with one line, and keeps s
     CHECK(hog.ClosedByPeer());
   }
   {
+    // Three refusals, each one line at most: one in all when they fall within the log's
+    // one-second interval, as on a quiet machine. How the interval folds lines is
+    // RateLimitedLog's test, with its own clock; a loaded machine can spread the three
+    // attempts over more than a second, which must not fail this one.
     std::lock_guard lock(mutex);
-    REQUIRE(lines.size() == 1);  // three refusals within a second: one line
-    CHECK(lines[0].find("store: refused SET from 127.0.0.1:") == 0);
-    CHECK(lines[0].find("would exceed the store's memory budget of 16.0 MiB") != std::string::npos);
-    CHECK(lines[0].ends_with("; connection closed"));
+    REQUIRE_FALSE(lines.empty());
+    CHECK(lines.size() <= 3);
+    for (const auto& line : lines) {
+      CHECK(line.find("store: refused SET from 127.0.0.1:") == 0);
+      CHECK(line.find("would exceed the store's memory budget of 16.0 MiB") != std::string::npos);
+      CHECK(line.find("; connection closed") != std::string::npos);
+    }
   }
   test::RawConnection other(server.port());
   std::string get_num_keys;
