@@ -118,8 +118,11 @@ class EngineDetectionTest(unittest.TestCase):
         return ranks
 
     def run_two(self, envs, args=(), wrap=()):
+        # One worker command for both agents (a c10d job refuses a host whose workers run
+        # another); each agent's environment says where its workers write.
         for i, e in enumerate(envs):
-            self.agents.start([*args, *self.worker_args(f"node{i}")], e, wrap)
+            self.agents.start([*args, *self.worker_args("shared")],
+                              {**e, "ENV_DUMP_DIR": self.out_dir(f"node{i}")}, wrap)
         results = self.agents.finish()
         for code, out, err in results:
             self.assertEqual(code, 0, err)

@@ -131,7 +131,7 @@ TEST_CASE("pyenv's version comes from PYENV_VERSION then .python-version then it
   CHECK(f.Choose(path));
 }
 
-TEST_CASE("-m: the module must be there too") {
+TEST_CASE("python -m: the module must be there too") {
   FakePythons f;
   PythonQuery query;
   query.module = true;
