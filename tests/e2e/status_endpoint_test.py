@@ -261,7 +261,7 @@ class StatusEndpointTest(unittest.TestCase):
         self.assertNotIn("the-job-secret", body)
         # With the proof (computed here from the contract), the other agent's endpoint shows.
         t = str(int(time.time()))
-        mac = hmac.new(b"the-job-secret", f"cpplaunch-status\n{t}\n/status".encode(),
+        mac = hmac.new(b"the-job-secret-of-two-agents", f"cpplaunch-status\n{t}\n/status".encode(),
                        hashlib.sha256).hexdigest()
         _, body = curl(a.address, "/status", "-H", f"X-Cpplaunch-Proof: {t}:{mac}")
         status = json.loads(body)
