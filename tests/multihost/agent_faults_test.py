@@ -33,6 +33,7 @@ usage: agent_faults_test.py CPPLAUNCH [scenario ...]
 Exit status: 0 all passed, 1 a failure.
 """
 import os
+import re
 import signal
 import socket
 import struct
@@ -433,7 +434,9 @@ def scenario_silent_in_arming(cpplaunch, report):
         dropped = [line for a in (host0, host1) for _, line in a.lines
                    if "dropped" in line and "from the round before its workers started" in line]
         check(len(dropped) == 2 and all(
-            f"_{silent.proc.pid} sent no heartbeat for" in line and "forming round 1" in line
+            # Node ids are <address>_<pid>_<random> (issue 23 item 5).
+            re.search(rf"_{silent.proc.pid}_[0-9a-f]{{8}} sent no heartbeat for", line)
+            and "forming round 1" in line
             for line in dropped), f"not one line per host naming the dropped host\n{out}")
         arming = [a.first("hosts armed the round; waiting for the others") for a in (host0, host1)]
         check(any(stamp is not None for stamp in arming),
