@@ -254,6 +254,17 @@ VALIDATE, SET, GET, LIST_KEYS, MULTI_SET, DELETE_KEY = 0, 1, 3, 17, 11, 8
 MAGIC = 0x3C85F7CE
 
 
+def recv_exact(sock, size):
+    """`size` bytes from `sock`; Failure when the store closes the connection first."""
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise Failure("the store closed the stranger's connection")
+        data += chunk
+    return data
+
+
 class Stranger:
     def __init__(self, port):
         self.sock = socket.create_connection((LOCAL, port), timeout=30)
@@ -265,13 +276,7 @@ class Stranger:
         return struct.pack("<Q", len(data)) + data
 
     def _exact(self, size):
-        data = b""
-        while len(data) < size:
-            chunk = self.sock.recv(size - len(data))
-            if not chunk:
-                raise Failure("the store closed the stranger's connection")
-            data += chunk
-        return data
+        return recv_exact(self.sock, size)
 
     def set(self, key, value):
         self.sock.sendall(bytes([SET]) + self._string(key) + self._string(value))
@@ -527,13 +532,7 @@ class AgentStranger:
             raise Failure("the store refused the stranger's agent handshake")
 
     def _exact(self, size):
-        data = b""
-        while len(data) < size:
-            chunk = self.sock.recv(size - len(data))
-            if not chunk:
-                raise Failure("the store closed the stranger's connection")
-            data += chunk
-        return data
+        return recv_exact(self.sock, size)
 
     def set(self, key, value):
         body = struct.pack("<Q", len(key)) + key.encode() + struct.pack("<Q", len(value)) + value
@@ -585,22 +584,28 @@ SCENARIOS = {
 }
 
 
-def main(argv):
+def run_scenarios(argv, scenarios, usage):
+    """Runs the scenarios named in argv[2:] (every one when none is named) against the cpplaunch
+    in argv[1], each reporting its figures; 1 when any failed, 2 for usage."""
     if len(argv) < 2:
-        print(__doc__)
+        print(usage)
         return 2
     cpplaunch = os.path.abspath(argv[1])
-    names = [a for a in argv[2:] if not a.startswith("--")] or list(SCENARIOS)
+    names = [a for a in argv[2:] if not a.startswith("--")] or list(scenarios)
     failed = []
     for name in names:
         started = time.time()
         try:
-            SCENARIOS[name](cpplaunch, lambda line: print(f"  measured: {line}", flush=True))
+            scenarios[name](cpplaunch, lambda line: print(f"  measured: {line}", flush=True))
             print(f"PASS {name} ({time.time() - started:.1f} s)", flush=True)
         except Failure as e:
             failed.append(name)
             print(f"FAIL {name}: {e}", flush=True)
     return 1 if failed else 0
+
+
+def main(argv):
+    return run_scenarios(argv, SCENARIOS, __doc__)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 
-from agent_faults_test import LOCAL, TimedAgent, close, output
+from agent_faults_test import LOCAL, TimedAgent, close, output, run_scenarios
 from multihost_test import Failure, Job, check, free_port
 
 # Writes "RANK GROUP_RANK WORLD_SIZE" to w-<host>-<restart>-<local rank>, then sleeps: long in
@@ -127,21 +127,7 @@ SCENARIOS = {
 
 
 def main(argv):
-    if len(argv) < 2:
-        print(__doc__)
-        return 2
-    cpplaunch = os.path.abspath(argv[1])
-    names = [a for a in argv[2:] if not a.startswith("--")] or list(SCENARIOS)
-    failed = []
-    for name in names:
-        started = time.time()
-        try:
-            SCENARIOS[name](cpplaunch, lambda line: print(f"  measured: {line}", flush=True))
-            print(f"PASS {name} ({time.time() - started:.1f} s)", flush=True)
-        except Failure as e:
-            failed.append(name)
-            print(f"FAIL {name}: {e}", flush=True)
-    return 1 if failed else 0
+    return run_scenarios(argv, SCENARIOS, __doc__)
 
 
 if __name__ == "__main__":
