@@ -57,6 +57,20 @@ struct Fixture {
   }
 };
 
+// The end notice of job 'job''s round `round` in f's store; nullopt when it is missing or does
+// not decode.
+std::optional<RoundEnd> ReadRoundEnd(Fixture& f, int64_t round) {
+  auto end = SpawnBody(f.io, [&]() -> asio::awaitable<std::optional<Bytes>> {
+    co_return co_await ReadIfPresent(f.a, EndKey("job", round));
+  });
+  RunUntil(
+      f.io, [&] { return end->done; }, 5000ms);
+  auto value = end->get();
+  if (!value) return std::nullopt;
+  std::string error;
+  return RoundEnd::Decode(*value, &error);
+}
+
 // Round 0 of `count` members, as group rank `rank` sees it.
 RendezvousResult Members(int count, int rank) {
   std::vector<NodeInfo> nodes;
@@ -116,15 +130,7 @@ TEST_CASE("ArmRound: a member that died before arming is found by the member bef
   CHECK(r0->message() == "");
   CHECK(r1->message() == "");
   CHECK(Clock::now() - started < 1s);
-  auto end = SpawnBody(f.io, [&]() -> asio::awaitable<std::optional<Bytes>> {
-    co_return co_await ReadIfPresent(f.a, EndKey("job", 0));
-  });
-  RunUntil(
-      f.io, [&] { return end->done; }, 5000ms);
-  auto value = end->get();
-  REQUIRE(value);
-  std::string error;
-  auto notice = RoundEnd::Decode(*value, &error);
+  const std::optional<RoundEnd> notice = ReadRoundEnd(f, 0);
   REQUIRE(notice);
   CHECK(notice->kind == RoundEndKind::kPeerLost);
   CHECK(notice->node_rank == 2);
@@ -169,15 +175,7 @@ TEST_CASE("ArmRound: a connected member that neither arms nor beats is lost afte
   CHECK(took >= 400ms);
   CHECK(took < 2s);
   CHECK(outcomes == std::vector<ArmOutcome>{ArmOutcome::kEnded, ArmOutcome::kEnded});
-  auto end = SpawnBody(f.io, [&]() -> asio::awaitable<std::optional<Bytes>> {
-    co_return co_await ReadIfPresent(f.a, EndKey("job", 0));
-  });
-  RunUntil(
-      f.io, [&] { return end->done; }, 5000ms);
-  auto value = end->get();
-  REQUIRE(value);
-  std::string error;
-  auto notice = RoundEnd::Decode(*value, &error);
+  const std::optional<RoundEnd> notice = ReadRoundEnd(f, 0);
   REQUIRE(notice);
   CHECK(notice->kind == RoundEndKind::kMemberDropped);
   CHECK(notice->node_rank == 2);
