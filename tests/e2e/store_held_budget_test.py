@@ -19,14 +19,12 @@ usage: store_held_budget_test.py CPPLAUNCH     (exit 77: no writable memory cgro
 import os
 import socket
 import struct
-import subprocess
 import sys
 import time
 import unittest
 
 # The memory-attack test's cgroup, probe and helpers (it takes CPPLAUNCH from argv on import).
 import store_memory_attacks_test as base
-from launcher_env import clean_env
 
 MiB = base.MiB
 GiB = base.GiB
@@ -63,33 +61,8 @@ def send_or_refused(s, data):
 class StoreHeldBudget(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cgroup, reason = base.make_cgroup()
-        if cgroup is None:
-            print(f"SKIP: {reason}")
-            sys.exit(77)
-        cls.cgroup, procs, _ = cgroup
-        base.PORT = base.free_port()
-        import tempfile
-        cls.tmp = tempfile.mkdtemp(prefix="cpplaunch-store-held-")
-        cls.release = os.path.join(cls.tmp, "release")
-        cls.pids = os.path.join(cls.tmp, "pids")
-        cls.stderr = open(os.path.join(cls.tmp, "agent.err"), "w+")
-        worker = os.path.join(cls.tmp, "worker.sh")
-        with open(worker, "w") as f:
-            f.write(f'echo $$ >> {cls.pids}\nwhile [ ! -e {cls.release} ]; do sleep 0.05; done\n')
-        cls.agent = subprocess.Popen(
-            ["/bin/sh", "-c", f'echo $$ > {procs} && exec "$0" "$@"', base.CPPLAUNCH,
-             "--nproc-per-node=2", f"--master-port={base.PORT}",
-             f"--rdzv-conf=store_max_bytes={BUDGET}", "--no-python", "/bin/sh", worker],
-            env=clean_env(), stdout=subprocess.DEVNULL, stderr=cls.stderr,
-            start_new_session=True)
-        try:
-            cls.workers = base.StoreMemoryAttacks.wait_for_workers.__func__(cls)
-        except BaseException:
-            cls.tearDownClass()
-            raise
-        cls.probe = base.Probe()
-        cls.probe.start()
+        base.start_attacked_agent(cls, "cpplaunch-store-held-",
+                                  [f"--rdzv-conf=store_max_bytes={BUDGET}"])
 
     @classmethod
     def tearDownClass(cls):

@@ -170,37 +170,43 @@ class Probe(threading.Thread):
             self.failure = repr(e)
 
 
+def start_attacked_agent(cls, prefix, extra_args=()):
+    """Starts the agent under attack in the memory cgroup, with two real workers that record
+    their PIDs and run until the test releases them, then the probe; sets cls.cgroup,
+    cgroup_peak, tmp, release, pids, stderr, agent, workers and probe, and the module's PORT.
+    Exits 77 (skipped) without a writable memory cgroup."""
+    global PORT
+    cgroup, reason = make_cgroup()
+    if cgroup is None:
+        print(f"SKIP: {reason}")
+        sys.exit(77)
+    cls.cgroup, procs, cls.cgroup_peak = cgroup
+    PORT = free_port()
+    cls.tmp = tempfile.mkdtemp(prefix=prefix)
+    cls.release = os.path.join(cls.tmp, "release")
+    cls.pids = os.path.join(cls.tmp, "pids")
+    cls.stderr = open(os.path.join(cls.tmp, "agent.err"), "w+")
+    worker = os.path.join(cls.tmp, "worker.sh")
+    with open(worker, "w") as f:
+        f.write(f'echo $$ >> {cls.pids}\nwhile [ ! -e {cls.release} ]; do sleep 0.05; done\n')
+    cls.agent = subprocess.Popen(
+        ["/bin/sh", "-c", f'echo $$ > {procs} && exec "$0" "$@"', CPPLAUNCH,
+         "--nproc-per-node=2", f"--master-port={PORT}", *extra_args, "--no-python",
+         "/bin/sh", worker],
+        env=clean_env(), stdout=subprocess.DEVNULL, stderr=cls.stderr, start_new_session=True)
+    try:
+        cls.workers = StoreMemoryAttacks.wait_for_workers.__func__(cls)
+    except BaseException:
+        StoreMemoryAttacks.tearDownClass.__func__(cls)
+        raise
+    cls.probe = Probe()
+    cls.probe.start()
+
+
 class StoreMemoryAttacks(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cgroup, reason = make_cgroup()
-        if cgroup is None:
-            print(f"SKIP: {reason}")
-            sys.exit(77)
-        cls.cgroup, procs, cls.cgroup_peak = cgroup
-        global PORT
-        PORT = free_port()
-        cls.tmp = tempfile.mkdtemp(prefix="cpplaunch-store-attack-")
-        cls.release = os.path.join(cls.tmp, "release")
-        cls.pids = os.path.join(cls.tmp, "pids")
-        cls.stderr = open(os.path.join(cls.tmp, "agent.err"), "w+")
-        # Two real workers that record their PIDs and run until the test releases them.
-        worker = os.path.join(cls.tmp, "worker.sh")
-        with open(worker, "w") as f:
-            f.write(f'echo $$ >> {cls.pids}\nwhile [ ! -e {cls.release} ]; do sleep 0.05; done\n')
-        env = clean_env()
-        cls.agent = subprocess.Popen(
-            ["/bin/sh", "-c", f'echo $$ > {procs} && exec "$0" "$@"', CPPLAUNCH,
-             "--nproc-per-node=2", f"--master-port={PORT}", "--no-python",
-             "/bin/sh", worker],
-            env=env, stdout=subprocess.DEVNULL, stderr=cls.stderr, start_new_session=True)
-        try:
-            cls.workers = cls.wait_for_workers()
-        except BaseException:
-            cls.tearDownClass()
-            raise
-        cls.probe = Probe()
-        cls.probe.start()
+        start_attacked_agent(cls, "cpplaunch-store-attack-")
 
     @classmethod
     def wait_for_workers(cls):
