@@ -5,9 +5,9 @@
 namespace cpplaunch {
 namespace {
 
-bool Verbose(const EnvMap& env) {
-  auto level = Lookup(env, "LOGLEVEL");
-  return level && (*level == "INFO" || *level == "DEBUG");
+LogLevelSetting LevelOf(const EnvMap& env) {
+  const auto value = Lookup(env, "LOGLEVEL");
+  return ReadLogLevel(value ? std::optional<std::string_view>(*value) : std::nullopt);
 }
 
 }  // namespace
@@ -19,7 +19,11 @@ AgentConsole::AgentConsole(boost::asio::io_context& io, int stdout_fd, int stder
                         ? nullptr
                         : std::make_unique<ConsoleWriter>(io, stderr_fd)),
       err_(separate_err_ ? *separate_err_ : out_),
-      verbose_(Verbose(env)) {}
+      log_(LevelOf(env).level, [this](std::string_view line) {
+        err_.Write("cpplaunch: " + std::string(line) + "\n");
+      }) {
+  if (auto warning = LevelOf(env).warning; !warning.empty()) Say(warning);
+}
 
 void AgentConsole::Flush(std::chrono::steady_clock::time_point deadline,
                          std::function<void()> flushed) {
