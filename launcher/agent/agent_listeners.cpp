@@ -1,5 +1,6 @@
 #include "launcher/agent/agent_listeners.h"
 
+#include "launcher/agent/agent_log_file.h"
 #include "launcher/agent/elastic_event_log.h"
 #include "launcher/agent/failure_reporter.h"
 #include "launcher/agent/loopback_listener.h"
@@ -11,6 +12,8 @@ namespace cpplaunch {
 
 std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup) {
   auto listeners = std::make_unique<AgentListeners>();
+  // First: agent.log opens before any other listener says a line.
+  listeners->Add(std::make_unique<AgentLogFile>(setup.options, setup.logs, setup.console));
   auto events =
       std::make_unique<ElasticEventLog>(setup.options, setup.env, setup.console.err(), setup.run_id,
                                         setup.host, setup.started_at, Watchdog::Enabled(setup.env));

@@ -1,6 +1,8 @@
 #pragma once
 // Who listens to the agent (agent_events.h), built once before its first attempt, in the order
 // they hear each event:
+//   AgentLogFile     --log-dir: agent.log, the agent's own log with times, and its attempts'
+//                    pids, exits and decisions (at INFO on the console too)
 //   ElasticEventLog  --event-log-handler=console: torchelastic's events as JSON on stderr
 //   Watchdog         TORCHELASTIC_ENABLE_FILE_TIMER=1: the file-timer server, told of each
 //                    attempt and exit; its kills go to the event log, then to the console

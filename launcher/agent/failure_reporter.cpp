@@ -52,6 +52,7 @@ void FailureReporter::ReportFinal(const FailureFindings& findings, const Attempt
   const std::string entrypoint = EntrypointName(WorkerCommandSpec(options_));
   const std::string summary = Summary(findings, entrypoint, decided.round.layout.base_rank);
   console_.err().Write(summary);
+  console_.Keep(summary);
   const WorkerFailure& root = findings.failures[*findings.root_cause];
   if (!root.error) {
     const auto log = logs_.StderrLog(restart_count, root.record.local_rank);
