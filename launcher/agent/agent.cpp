@@ -180,6 +180,7 @@ class Agent::Impl {
     JobHooks hooks{
         .say = [this](const std::string& line) { console_.Say(line); },
         .info = [this](const std::string& line) { console_.Info(line); },
+        .debug = console_.DebugSink(),
         .stop_workers = [this](const std::string& line) { return StopWorkers(line); },
         .entered_exit_barrier = [this] { state_ = AgentState::kExitBarrier; },
     };

@@ -21,7 +21,8 @@ constexpr std::chrono::milliseconds kPublishBeforeTeardown{1000};
 
 MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
                    const std::string& hostname, const StoreSecurity& security,
-                   std::function<std::string(const std::string&)> status_address) {
+                   std::function<std::string(const std::string&)> status_address,
+                   const std::function<void(const std::string&)>& trace) {
   std::string error;
   auto plan =
       PlanMultiHost(options, hostname, ThisAgentNodeIdParts(), IsLocalAddress, &error, security);
@@ -34,6 +35,8 @@ MultiHostPlan Plan(boost::asio::io_context& io, const LaunchOptions& options,
     plan->rendezvous.self.worker_store_port = FreeTcpPort(io);
   }
   plan->rendezvous.status_address = std::move(status_address);
+  plan->rendezvous.trace = trace;
+  plan->channel.trace = trace;
   return std::move(*plan);
 }
 
@@ -50,8 +53,9 @@ MultiHostJob::MultiHostJob(boost::asio::io_context& io, const LaunchOptions& opt
       nproc_per_node_(options.nproc_per_node),
       worker_store_(options.worker_store),
       session_(io,
-               Plan(io, options, hostname, security,
-                    [this](const std::string& addr) { return StatusAddress(addr); }),
+               Plan(
+                   io, options, hostname, security,
+                   [this](const std::string& addr) { return StatusAddress(addr); }, hooks_.debug),
                hooks_.say) {
   master_addr_ = session_.plan().store_host;
   master_port_ = session_.plan().store_port;

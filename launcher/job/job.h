@@ -42,6 +42,9 @@ struct Round {
 struct JobHooks {
   std::function<void(const std::string&)> say;   // a line on the agent's stderr
   std::function<void(const std::string&)> info;  // the same, when LOGLEVEL asks for INFO
+  // The same at LOGLEVEL=DEBUG (each rendezvous and store step); empty otherwise, so that
+  // nothing builds those lines.
+  std::function<void(const std::string&)> debug;
   // Another host ended the round: print `line` and stop the local workers. Returns false (and
   // prints nothing) when none run.
   std::function<bool(const std::string& line)> stop_workers;

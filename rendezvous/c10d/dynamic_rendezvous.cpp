@@ -23,7 +23,8 @@ const Bytes kAbsentProbe = std::string(
 DynamicRendezvous::DynamicRendezvous(const boost::asio::any_io_executor& executor,
                                      RendezvousSettings settings)
     : settings_(std::move(settings)),
-      client_(executor, AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)),
+      client_(executor, AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret,
+                                                         settings_.trace)),
       keys_(settings_.run_id) {}
 
 // The decide-join path: what the join queue left to decide (dynamic_rendezvous_queue.cpp), decided
@@ -49,6 +50,7 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   int64_t turn = WriteTurn::kNoTurn;
   for (;;) {
     JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
+    if (settings_.trace) settings_.trace("rendezvous: " + JoinStepLine(decision));
     switch (decision.action) {
       case JoinAction::kWrite: {
         if (turn == WriteTurn::kNoTurn) {  // queue up first, then decide again on the state then

@@ -30,6 +30,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::JoinThrough
   co_await client_.Append(keys_.Queue(), EncodeJoinLine(join));
   co_await client_.Add(keys_.QueuedCount(), 1);
   const std::optional<JoinAnswer> answer = co_await AwaitAnswer(join, deadline);
+  if (settings_.trace) settings_.trace("rendezvous: " + JoinAnswerLine(answer));
   if (!answer || !answer->admitted) co_return std::nullopt;
   co_return co_await AwaitCompletion(*answer, deadline);
 }
@@ -155,6 +156,7 @@ Rendezvous::Task<void> DynamicRendezvous::AdmitQueued() {
     const int64_t epoch_before = snapshot.state ? snapshot.state->epoch : 0;
     if (!co_await CompareAndSwap(&snapshot, admission.next)) continue;
     const RendezvousState& next = admission.next;
+    if (settings_.trace) settings_.trace("rendezvous: " + AdmissionLine(admission));
     if (next.complete) co_await PublishAssignments(next);
     std::vector<std::string> keys;
     std::vector<Bytes> values;

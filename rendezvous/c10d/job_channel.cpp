@@ -194,7 +194,8 @@ namespace {
 std::unique_ptr<AsyncStoreClient> OwnConnection(const asio::any_io_executor& executor,
                                                 const JobChannel::Settings& settings) {
   return std::make_unique<AsyncStoreClient>(
-      executor, AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret));
+      executor,
+      AsyncStoreClient::Options::Agent(settings.read_timeout, settings.secret, settings.trace));
 }
 
 }  // namespace

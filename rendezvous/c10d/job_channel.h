@@ -52,6 +52,7 @@ class JobChannel final : public RoundChannel {
     std::chrono::milliseconds read_timeout{std::chrono::seconds(60)};
     bool hosts_store = false;  // this agent runs the store server
     std::string secret;        // the agents' shared secret (RendezvousSettings::secret)
+    std::function<void(const std::string&)> trace;  // RendezvousSettings::trace
   };
   using EndHandler = std::function<void(const RoundEnd&)>;
 

@@ -1,6 +1,7 @@
 #include "rendezvous/core/join_steps.h"
 
 #include <algorithm>
+#include <array>
 
 #include "base/text.h"
 #include "rendezvous/core/waiting_line.h"
@@ -111,6 +112,45 @@ std::string ProgressLine(const RendezvousState& state, const RendezvousSettings&
       where,           std::chrono::milliseconds(state.last_call_deadline_ms - now_ms),
       join_left,       joined};
   return WaitingLine(state, view);
+}
+
+namespace {
+
+// " round 2 epoch 5 (3 participants, 1 waiting, last call armed)"
+std::string StateCounts(const RendezvousState& state) {
+  std::string line = " round " + std::to_string(state.round) + " epoch " +
+                     std::to_string(state.epoch) + " (" +
+                     std::to_string(state.participants.size()) + " participants, " +
+                     std::to_string(state.wait_list.size()) + " waiting";
+  if (state.complete) line += ", complete";
+  if (state.closed) line += ", closed";
+  if (!state.complete && state.last_call_deadline_ms != 0) line += ", last call armed";
+  return line + ")";
+}
+
+}  // namespace
+
+std::string JoinStepLine(const JoinDecision& decision) {
+  static constexpr std::array<const char*, 5> kActions{"write", "wait", "done", "closed",
+                                                       "mismatch"};
+  std::string line = std::string("join step: ") +
+                     kActions.at(static_cast<size_t>(decision.action)) + StateCounts(decision.next);
+  if (decision.action == JoinAction::kDone) line += ": group rank " + std::to_string(decision.rank);
+  if (!decision.message.empty()) line += ": " + decision.message;
+  return line;
+}
+
+std::string AdmissionLine(const Admission& admission) {
+  const auto admitted = std::count(admission.admitted.begin(), admission.admitted.end(), true);
+  return "join queue: admitted " + std::to_string(admitted) + " of " +
+         std::to_string(admission.admitted.size()) + " into" + StateCounts(admission.next);
+}
+
+std::string JoinAnswerLine(const std::optional<JoinAnswer>& answer) {
+  if (!answer) return "join queue: no answer in time; deciding from the state";
+  if (!answer->admitted) return "join queue: not admitted; deciding from the state";
+  return "join queue: admitted to round " + std::to_string(answer->round) + ", waiting for epoch " +
+         std::to_string(answer->epoch + 1);
 }
 
 }  // namespace cpplaunch

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "rendezvous/core/join_queue.h"
 #include "rendezvous/core/node_info.h"
 #include "rendezvous/core/rendezvous.h"
 #include "rendezvous/core/rendezvous_state.h"
@@ -23,6 +24,15 @@ namespace cpplaunch {
 // machine. Hosts' clocks must roughly agree, as with torchrun, whose state holds datetime
 // deadlines.
 int64_t WallMs();
+
+// The LOGLEVEL=DEBUG line for one join decision (RendezvousSettings::trace), e.g.
+// "join step: write round 2 epoch 5 (3 participants, 1 waiting, last call armed)".
+std::string JoinStepLine(const JoinDecision& decision);
+// The same for the queued join path: the admitting host's batch ("join queue: admitted 3 of 4
+// into round 0 epoch 1 (3 participants, 1 waiting)"), and a queued host's answer (nullopt: none
+// came in time).
+std::string AdmissionLine(const Admission& admission);
+std::string JoinAnswerLine(const std::optional<JoinAnswer>& answer);
 
 // This node's request for the first round (no `previous`) or the round after `previous`: a
 // failure consumes a restart, a membership change does not.

@@ -86,6 +86,9 @@ struct RendezvousSettings {
   // Receives a progress line while a round waits for hosts (every progress_interval), on the
   // loop thread. May be empty.
   std::function<void(const std::string&)> progress;
+  // Receives a line for each store request answered and each join step taken (the agent's
+  // LOGLEVEL=DEBUG), on the loop thread. Empty: no such line is built.
+  std::function<void(const std::string&)> trace;
 };
 
 // A member of a round as this agent knows it.

@@ -61,6 +61,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
     WatchState(snapshot.revision + 1);
     for (;;) {
       JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
+      if (settings_.trace) settings_.trace("rendezvous: " + JoinStepLine(decision));
       switch (decision.action) {
         case JoinAction::kWrite:
           if (co_await DropDeadParticipants(&snapshot, decision.next)) break;

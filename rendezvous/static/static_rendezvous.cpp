@@ -26,8 +26,8 @@ std::string RankList(const std::vector<int>& ranks) {
 StaticRendezvous::StaticRendezvous(const boost::asio::any_io_executor& executor,
                                    RendezvousSettings settings)
     : settings_(std::move(settings)),
-      client_(executor,
-              AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret)) {}
+      client_(executor, AsyncStoreClient::Options::Agent(settings_.read_timeout, settings_.secret,
+                                                         settings_.trace)) {}
 
 std::string StaticRendezvous::ClaimKey(int node_rank) const {
   return rendezvous_keys::Base(settings_.run_id) + "static/claim/" + std::to_string(node_rank);

@@ -1,12 +1,14 @@
 """Logs worth keeping (issue 27): line prefixes that show global ranks on a console shared by
-several hosts (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE), and a configurable exit barrier
-(--exit-barrier-timeout). Real cpplaunch agents on loopback with shell workers (no PyTorch
+several hosts (TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE), a configurable exit barrier
+(--exit-barrier-timeout), and the agent's own log (LOGLEVEL, agent.log in the log directory). Real cpplaunch agents on loopback with shell workers (no PyTorch
 needed); the prefix is also compared with torchrun 2.6's where the PyTorch 2.6 root of
 tests/e2e/torch26.py exists.
 
 usage: logs_test.py CPPLAUNCH [unittest args]
 """
+import glob
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -156,6 +158,93 @@ class ExitBarrierTimeout(unittest.TestCase):
             _, err = agents.procs[1].communicate(timeout=60)
         self.assertEqual(agents.procs[1].returncode, 0, err)
         self.assertIn("not every host finished within 0.5 s (--exit-barrier-timeout)", err)
+
+
+STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [+-]\d\d:\d\d (debug|info|warning|error): ")
+# Rank 1 fails with code 3 after rank 0 listed its open descriptors.
+FAIL_RANK_1 = ["--no-python", "/bin/sh", "-c",
+               'ls -l /proc/self/fd/; [ "$LOCAL_RANK" = 1 ] && exit 3; sleep 30']
+
+
+class AgentLog(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+
+    def launch(self, args, **env):
+        return subprocess.run([CPPLAUNCH, *args], env=clean_env(TMPDIR=self.tmp, **env),
+                              capture_output=True, text=True, timeout=60)
+
+    def agent_log(self, log_dir):
+        found = glob.glob(os.path.join(log_dir, "*", "agent.log"))
+        self.assertEqual(len(found), 1, os.listdir(log_dir))
+        with open(found[0]) as f:
+            return f.read().splitlines()
+
+    def test_agent_log_keeps_a_failed_run_for_the_post_mortem(self):
+        log_dir = os.path.join(self.tmp, "logs")
+        r = self.launch(["--nproc-per-node=2", f"--log-dir={log_dir}", *FAIL_RANK_1])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        # The console at the default level: no INFO lines.
+        self.assertNotIn("pids", r.stderr)
+        lines = self.agent_log(log_dir)
+        for line in lines:
+            self.assertRegex(line, STAMP)
+        text = "\n".join(STAMP.sub(r"\1: ", line) for line in lines)
+        self.assertRegex(text, r"info: run id none; store on 127\.0\.0\.1:\d+; log directory ")
+        self.assertRegex(text, r"info: attempt 0: pids \d+ \(rank 0\), \d+ \(rank 1\)")
+        self.assertRegex(text, r"info: local rank 1 \(pid \d+\) exited with code 3")
+        self.assertIn("warning: failed (exitcode: 3) local_rank: 1", text)
+        self.assertIn("error: Root Cause (first observed failure):", text)
+        self.assertEqual(lines[-1].split(" ", 3)[3], "info: the agent exits with status 1")
+        # The workers do not inherit the log's descriptor: their listings show none.
+        self.assertIn(" -> ", r.stdout)
+        self.assertNotIn("agent.log", r.stdout)
+
+    def test_debug_traces_each_rendezvous_and_store_step(self):
+        log_dirs = [os.path.join(self.tmp, f"host{i}") for i in (0, 1)]
+        port = free_port()
+        procs = [subprocess.Popen(
+            [CPPLAUNCH, "--nnodes=2", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}",
+             "--rdzv-id=traced", f"--log-dir={log_dir}", "--no-python", "/bin/true"],
+            env=clean_env(LOGLEVEL="DEBUG"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, start_new_session=True) for log_dir in log_dirs]
+        try:
+            errs = [proc.communicate(timeout=60)[1] for proc in procs]
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.communicate()
+        self.assertEqual([proc.returncode for proc in procs], [0, 0], errs)
+        both = "\n".join(errs)
+        self.assertRegex(both, r"cpplaunch: store: CLAIM 'cpplaunch/traced/dynamic/alive/[^']+' "
+                               r"answered in \d+ us")
+        self.assertIn("cpplaunch: rendezvous: join queue: admitted", both)
+        self.assertIn("cpplaunch: rendezvous round 0 complete", both)
+        for log_dir in log_dirs:
+            text = "\n".join(self.agent_log(log_dir))
+            self.assertRegex(text, r"debug: store: \w+ '[^']*' answered in \d+ us")
+            self.assertIn("debug: rendezvous: join queue:", text)
+
+    def test_levels_as_torchrun_reads_them_and_nothing_left_without_a_log_dir(self):
+        quiet = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"])
+        info = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"], LOGLEVEL="info")
+        debug = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"], LOGLEVEL="DEBUG")
+        chatty = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"],
+                             LOGLEVEL="chatty")
+        for r in (quiet, info, debug, chatty):
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(quiet.stderr, "")
+        self.assertIn("cpplaunch: attempt 0: pids ", info.stderr)
+        self.assertNotIn("exited with code 0", info.stderr)  # a clean exit is a DEBUG line
+        self.assertRegex(debug.stderr, r"cpplaunch: local rank 0 \(pid \d+\) exited with code 0")
+        self.assertEqual(chatty.stderr.splitlines(), [
+            "cpplaunch: LOGLEVEL=chatty is not a log level (DEBUG, INFO, WARNING, ERROR or "
+            "CRITICAL); using WARNING"])
+        # Without --log-dir no agent.log, and the temporary run directory is gone.
+        self.assertEqual(os.listdir(self.tmp), [])
 
 
 if __name__ == "__main__":

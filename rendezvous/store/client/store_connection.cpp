@@ -219,9 +219,12 @@ StoreConnection::Task<Reply> StoreConnection::TaggedRoundTrip(const StoreClientS
                                                               Request request, uint64_t count) {
   auto self = shared_from_this();
   const std::string what = Describe(request);
+  const auto sent = Clock::now();
   auto call = Issue(scope, request, count, what);
   if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
-  co_return Outcome(scope, *call, what);
+  Reply reply = Outcome(scope, *call, what);
+  Traced(what, sent);
+  co_return reply;
 }
 
 // A WAIT of its own on the shared connection; its timeout cancels only this wait (tagged
@@ -231,13 +234,23 @@ StoreConnection::Task<bool> StoreConnection::TaggedWait(const StoreClientScope& 
                                                         std::chrono::milliseconds timeout) {
   auto self = shared_from_this();
   const std::string what = Describe(request);
+  const auto sent = Clock::now();
   auto call = Issue(scope, request, 0, what);
   const bool forever = timeout >= kForever;
   if (!co_await Await(call, forever ? Clock::duration::max() / 2 : Clock::duration(timeout))) {
     SendCancelWait(call->tag);
     if (!co_await Await(call, scope.timeout)) TimedOut(scope, *call, what, scope.timeout);
   }
-  co_return Outcome(scope, *call, what).u8 == kStopWaiting;
+  const bool stopped = Outcome(scope, *call, what).u8 == kStopWaiting;
+  Traced(what, sent);
+  co_return stopped;
+}
+
+void StoreConnection::Traced(const std::string& what, Clock::time_point sent) const {
+  if (!options.trace) return;
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - sent).count();
+  options.trace("store: " + what + " answered in " + std::to_string(micros) + " us");
 }
 
 // Tells the store to cancel the WAIT sent as `wait_tag`; CANCEL_WAIT's own reply is dropped.
@@ -346,11 +359,13 @@ StoreConnection::Task<Reply> StoreConnection::RoundTrip(const StoreClientScope& 
                      "can send this");
   }
   RequireOpen(what);
+  const auto sent = Clock::now();
   ArmDeadline(options.operation_timeout);
   co_await WriteAll(bytes, what);
   Reply reply = co_await ReadReply(ReplyShapeOf(request.command), count, what);
   Disarm();
   ThrowIfEnded(scope, what);
+  Traced(what, sent);
   co_return reply;
 }
 

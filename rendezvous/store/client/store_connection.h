@@ -119,6 +119,8 @@ struct StoreConnection : std::enable_shared_from_this<StoreConnection> {
   // Arms the deadline of the current operation: on expiry the socket's operations are
   // cancelled and the operation reports a timeout.
   void ArmDeadline(Clock::duration after);
+  // Options::trace's line for an answered request sent at `sent`, when a trace is set.
+  void Traced(const std::string& what, Clock::time_point sent) const;
   void Disarm();
 
   // ---- The tagged connection.

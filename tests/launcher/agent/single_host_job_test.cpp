@@ -23,6 +23,7 @@ LaunchOptions Options(std::vector<std::string> argv) {
 JobHooks QuietHooks() {
   return JobHooks{.say = [](const std::string&) {},
                   .info = [](const std::string&) {},
+                  .debug = {},
                   .stop_workers = [](const std::string&) { return false; },
                   .entered_exit_barrier = [] {}};
 }

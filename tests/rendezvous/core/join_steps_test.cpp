@@ -138,5 +138,36 @@ TEST_CASE("ProgressLine is the waiting line of this node", "[rendezvous][join_st
         "joined [a]; need 1 more to start; join timeout in 590 s");
 }
 
+TEST_CASE("JoinStepLine names the action, the round and who is in it", "[rendezvous][join_steps]") {
+  JoinDecision decision;
+  decision.action = JoinAction::kWrite;
+  decision.next = OpenRound({"a", "b", "c"}, 2, 4);
+  decision.next.epoch = 5;
+  decision.next.wait_list = {"d"};
+  decision.next.last_call_deadline_ms = 1;
+  CHECK(JoinStepLine(decision) ==
+        "join step: write round 2 epoch 5 (3 participants, 1 waiting, last call armed)");
+  decision.action = JoinAction::kDone;
+  decision.next.complete = true;
+  decision.rank = 1;
+  CHECK(JoinStepLine(decision) ==
+        "join step: done round 2 epoch 5 (3 participants, 1 waiting, complete): group rank 1");
+  decision.action = JoinAction::kClosed;
+  decision.message = "the job ended";
+  CHECK(JoinStepLine(decision).ends_with("complete): the job ended"));
+}
+
+TEST_CASE("AdmissionLine and JoinAnswerLine trace the queued join", "[rendezvous][join_steps]") {
+  Admission admission{OpenRound({"a", "b"}, 2, 4), {true, false}};
+  admission.next.epoch = 1;
+  CHECK(AdmissionLine(admission) ==
+        "join queue: admitted 1 of 2 into round 2 epoch 1 (2 participants, 0 waiting)");
+  CHECK(JoinAnswerLine(std::nullopt) == "join queue: no answer in time; deciding from the state");
+  CHECK(JoinAnswerLine(JoinAnswer{false, 2, 1, 0}) ==
+        "join queue: not admitted; deciding from the state");
+  CHECK(JoinAnswerLine(JoinAnswer{true, 2, 1, 0}) ==
+        "join queue: admitted to round 2, waiting for epoch 2");
+}
+
 }  // namespace
 }  // namespace cpplaunch
