@@ -1,9 +1,10 @@
 #include "launcher/agent/agent_listeners.h"
 
-#include "launcher/agent/agent_log_file.h"
+#include "launcher/journal/agent_log_file.h"
 #include "launcher/agent/elastic_event_log.h"
 #include "launcher/agent/failure_reporter.h"
 #include "launcher/agent/loopback_listener.h"
+#include "launcher/journal/slot_change_note.h"
 #include "launcher/agent/store_refusal_note.h"
 #include "launcher/agent/watchdog.h"
 #include "launcher/status/status_listener.h"
@@ -29,6 +30,7 @@ std::unique_ptr<AgentListeners> MakeAgentListeners(const ListenerSetup& setup) {
   listeners->Add(
       std::make_unique<LoopbackListener>(setup.env, setup.console, setup.logs, setup.host));
   listeners->Add(std::make_unique<StoreRefusalNote>(setup.store, setup.console));
+  listeners->Add(std::make_unique<SlotChangeNote>(setup.console));
   if (setup.options.status_port) {
     listeners->Add(std::make_unique<StatusListener>(StatusSetup{
         .io = setup.io,

@@ -10,6 +10,7 @@
 //   LoopbackListener a job across hosts whose host name resolves to loopback: the warning at
 //                    start, and the cause named after gloo's refused connect
 //   StoreRefusalNote the agent handshakes this host's store refused, when the run failed
+//   SlotChangeNote   a multi-host round: which host took which group rank, and survivors moved
 //   StatusListener   --status-port: the HTTP endpoint (health, readiness, status, metrics)
 // A new listener is added here; the agent does not change.
 // Threads: the agent's loop thread.

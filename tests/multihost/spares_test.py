@@ -3,7 +3,8 @@
   spare_takes_slot   3 member agents and 1 spare (--nnodes=3:3, the spare started when the job
                      is full); one member that does not host the store is SIGKILLed with its
                      workers. The spare takes its group rank, the survivors keep their GROUP_RANK
-                     and RANKs, the job counts one restart and ends 0. Measures the time from
+                     and RANKs and say which host took which slot, the job counts one restart
+                     and ends 0. Measures the time from
                      the SIGKILL to every worker of the next attempt running.
   spare_takes_slot_elastic
                      the same with --nnodes=2:3: the survivors alone reach MIN and arm the last
@@ -101,6 +102,11 @@ def spare_takes_slot(cpplaunch, report, nnodes):
               f"the spare got {taken}, not the lost host's {before[victim_name]}\n{out}")
         check(f"complete: node rank {lost_group_rank} of 3" in spare.output,
               f"the spare does not say which slot it took\n{out}")
+        # Every survivor names the spare and the lost host whose slot it took.
+        for agent in job.agents:
+            if agent.name in survivors:
+                check(f"took group rank {lost_group_rank}, the slot of " in agent.output,
+                      f"{agent.name} does not say who took the lost slot\n{out}")
         delay = running_at - killed_at
         report(f"--nnodes={nnodes}: member with group rank {lost_group_rank} SIGKILLed; the spare took its slot, "
                f"survivors' ranks unchanged; every worker of attempt 1 running "

@@ -1,4 +1,4 @@
-#include "launcher/agent/agent_log_file.h"
+#include "launcher/journal/agent_log_file.h"
 
 #include <catch2/catch.hpp>
 #include <optional>

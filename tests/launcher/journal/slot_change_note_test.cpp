@@ -1,0 +1,53 @@
+#include "launcher/journal/slot_change_note.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+namespace cpplaunch {
+namespace {
+
+RoundPeer Peer(int group_rank, const std::string& name) {
+  RoundPeer peer;
+  peer.group_rank = group_rank;
+  peer.node.node_id = "10.0.0." + name + "_1_00000000";
+  peer.node.hostname = "vm-" + name;
+  peer.node.addr = "10.0.0." + name;
+  return peer;
+}
+
+TEST_CASE("SlotChangeLines: a spare in a lost host's slot is named with it", "[slot_change]") {
+  const std::vector<RoundPeer> before{Peer(0, "1"), Peer(1, "2"), Peer(2, "3")};
+  const std::vector<RoundPeer> after{Peer(0, "1"), Peer(1, "5"), Peer(2, "3")};
+  CHECK(SlotChangeLines(before, 3, after, 3, 2) ==
+        std::vector<std::string>{
+            "round 2: vm-5 at 10.0.0.5 took group rank 1, the slot of vm-2 at 10.0.0.2"});
+}
+
+TEST_CASE("SlotChangeLines: a compacted round says the survivors' ranks moved", "[slot_change]") {
+  const std::vector<RoundPeer> before{Peer(0, "1"), Peer(1, "2"), Peer(2, "3")};
+  const std::vector<RoundPeer> after{Peer(0, "1"), Peer(1, "3")};
+  CHECK(SlotChangeLines(before, 3, after, 2, 1) ==
+        std::vector<std::string>{
+            "round 1: 1 of the last round's hosts changed group rank: their workers' RANKs moved"});
+}
+
+TEST_CASE("SlotChangeLines: a grown round names the new host", "[slot_change]") {
+  const std::vector<RoundPeer> before{Peer(0, "1"), Peer(1, "2")};
+  const std::vector<RoundPeer> after{Peer(0, "1"), Peer(1, "2"), Peer(2, "4")};
+  CHECK(SlotChangeLines(before, 2, after, 3, 1) ==
+        std::vector<std::string>{"round 1: vm-4 at 10.0.0.4 took group rank 2, a new slot"});
+}
+
+TEST_CASE("SlotChangeLines: nothing for the same hosts, a first round or partial lists",
+          "[slot_change]") {
+  const std::vector<RoundPeer> hosts{Peer(0, "1"), Peer(1, "2")};
+  CHECK(SlotChangeLines(hosts, 2, hosts, 2, 1).empty());
+  CHECK(SlotChangeLines({}, 0, hosts, 2, 0).empty());
+  // A large dynamic job lists itself, group rank 0 and its peers only.
+  const std::vector<RoundPeer> partial{Peer(0, "1"), Peer(5, "9")};
+  CHECK(SlotChangeLines(partial, 64, {Peer(0, "1"), Peer(5, "7")}, 64, 3).empty());
+}
+
+}  // namespace
+}  // namespace cpplaunch
