@@ -329,7 +329,7 @@ class Restarts(unittest.TestCase):
             run_dirs = os.listdir(d)
             self.assertEqual(len(run_dirs), 1)
             self.assertEqual(sorted(os.listdir(os.path.join(d, run_dirs[0]))),
-                             ["attempt_0", "attempt_1"])
+                             ["agent.log", "attempt_0", "attempt_1"])
 
     def test_restarts_exhausted_fail(self):
         r = launch("--nproc-per-node=1", "--max-restarts=1", "--no-python", WORKER, "--exit", "4")

@@ -81,6 +81,9 @@ def main():
             keep = lambda lines: [l for l in lines if l.startswith("[default1]")]
             ref_out, ref_err = keep(ref_out), keep(ref_err)
         out, err, ours_tree = run([CPPLAUNCH], flags + ours_only, script)
+        # cpplaunch's own log beside the attempts (torchrun keeps none); the rest must match.
+        if ours_tree.pop("none_XXXXXXXX/agent.log", None) is None:
+            failures.append(f"{name}: cpplaunch wrote no agent.log in {sorted(ours_tree)}")
         if ref_out != out:
             failures.append(f"{name}: console stdout differs:\n torchrun {ref_out}\n cpplaunch {out}")
         if ref_err != err:
