@@ -10,6 +10,13 @@
                      the same with --nnodes=2:3: the survivors alone reach MIN and arm the last
                      call (30 s); the spare fills the last seat and the round completes at once.
 
+  spare_dies_waiting 3 members (--nnodes=2:3) and 1 spare; the spare is SIGKILLed while it waits,
+                     then a member: nothing names the dead spare, the round shrinks to the 2
+                     survivors at the last call, and the job ends 0.
+  two_lost_one_spare 3 members (--nnodes=2:3) and 1 spare; two members are SIGKILLed at once: the
+                     spare fills one slot, the round has 2 hosts (MIN) after the last call, the
+                     store's host keeps its ranks, and the job ends 0.
+
 The workers are shell scripts (--no-python) that write their environment to a file, so that the
 measured time is the launcher's, not PyTorch's import.
 
@@ -126,9 +133,89 @@ def scenario_spare_takes_slot_elastic(cpplaunch, report):
     spare_takes_slot(cpplaunch, report, "2:3")
 
 
+def ranks_of(found):
+    """{local rank: (RANK, GROUP_RANK)}: what a shrunken round must keep (WORLD_SIZE changes)."""
+    return {local: values[:2] for local, values in found.items()}
+
+
+def full_job_with_spare(nnodes, extra_conf=""):
+    """3 members running attempt 0 and a waiting spare; returns (job, agents by name, ranks)."""
+    port = free_port()
+    job = Job(CPPLAUNCH_PATH[0], {})
+    args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares", "--max-restarts=1",
+            f"--rdzv-endpoint={LOCAL}:{port}", f"--nproc-per-node={NPROC}",
+            "--rdzv-conf=join_timeout=60" + extra_conf]
+    first = start(job, "m0", args)
+    check(first.wait_line("serves the job's store", 30) is not None,
+          f"m0 does not serve the store\n{output(job)}")
+    for name in ("m1", "m2"):
+        start(job, name, args)
+    wait_workers(job, ["m0", "m1", "m2"], 0, 60)
+    before = {h: stamps(job, h, 0) for h in ("m0", "m1", "m2")}
+    spare = start(job, "spare", args)
+    check(spare.wait_line("this host waits for a free place", 20) is not None,
+          f"the spare never said it waits for a free place\n{output(job)}")
+    return job, {a.name: a for a in job.agents}, before
+
+
+def scenario_spare_dies_waiting(cpplaunch, report):
+    CPPLAUNCH_PATH[0] = cpplaunch
+    job, agents, before = full_job_with_spare("2:3", ",last_call_timeout=1")
+    try:
+        agents["spare"].kill()
+        check(agents["spare"].wait(10) == -signal.SIGKILL, "the spare did not die")
+        agents["m2"].kill()
+        check(agents["m2"].wait(10) == -signal.SIGKILL, "m2 did not die")
+        wait_workers(job, ["m0", "m1"], 1, 60)
+        codes = {name: agents[name].wait(60) for name in ("m0", "m1")}
+        out = output(job)
+        check(codes == {"m0": 0, "m1": 0}, f"exit codes {codes}\n{out}")
+        for name in ("m0", "m1"):
+            world = {rank[2] for rank in stamps(job, name, 1).values()}
+            check(world == {2 * NPROC}, f"{name}'s attempt 1 world size {world}\n{out}")
+            check("spare" not in agents[name].output.replace("spares", ""),
+                  f"{name} names the dead spare\n{agents[name].output}")
+        check(ranks_of(stamps(job, "m0", 1)) == ranks_of(before["m0"]), f"m0's ranks moved\n{out}")
+        report("a spare SIGKILLed while it waited left no trace; the round shrank to 2 at the "
+               "last call and the job ended 0")
+    finally:
+        close(job)
+
+
+def scenario_two_lost_one_spare(cpplaunch, report):
+    CPPLAUNCH_PATH[0] = cpplaunch
+    job, agents, before = full_job_with_spare("2:3", ",last_call_timeout=2")
+    try:
+        killed_at = time.time()
+        for name in ("m1", "m2"):
+            agents[name].kill()
+        for name in ("m1", "m2"):
+            check(agents[name].wait(10) == -signal.SIGKILL, f"{name} did not die")
+        running_at = wait_workers(job, ["m0", "spare"], 1, 60)
+        codes = {name: agents[name].wait(60) for name in ("m0", "spare")}
+        out = output(job)
+        check(codes == {"m0": 0, "spare": 0}, f"exit codes {codes}\n{out}")
+        check(ranks_of(stamps(job, "m0", 1)) == ranks_of(before["m0"]), f"m0's ranks moved\n{out}")
+        spare_ranks = stamps(job, "spare", 1)
+        check({rank[1] for rank in spare_ranks.values()} == {1} and
+              {rank[2] for rank in spare_ranks.values()} == {2 * NPROC},
+              f"the spare got {spare_ranks}, not group rank 1 of a world of {2 * NPROC}\n{out}")
+        check("took group rank 1" in agents["m0"].output,
+              f"m0 does not say which host took group rank 1\n{out}")
+        report(f"two members SIGKILLed at once with one spare: the spare took group rank 1 and "
+               f"the round of 2 (MIN) ran {running_at - killed_at:.1f} s after the kills "
+               f"(last_call_timeout=2)")
+    finally:
+        close(job)
+
+
+CPPLAUNCH_PATH = [None]
+
 SCENARIOS = {
     "spare_takes_slot": scenario_spare_takes_slot,
     "spare_takes_slot_elastic": scenario_spare_takes_slot_elastic,
+    "spare_dies_waiting": scenario_spare_dies_waiting,
+    "two_lost_one_spare": scenario_two_lost_one_spare,
 }
 
 
