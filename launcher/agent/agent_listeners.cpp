@@ -1,12 +1,12 @@
 #include "launcher/agent/agent_listeners.h"
 
-#include "launcher/journal/agent_log_file.h"
 #include "launcher/agent/elastic_event_log.h"
 #include "launcher/agent/failure_reporter.h"
 #include "launcher/agent/loopback_listener.h"
-#include "launcher/journal/slot_change_note.h"
 #include "launcher/agent/store_refusal_note.h"
 #include "launcher/agent/watchdog.h"
+#include "launcher/journal/agent_log_file.h"
+#include "launcher/journal/slot_change_note.h"
 #include "launcher/status/status_listener.h"
 
 namespace cpplaunch {
