@@ -1,5 +1,7 @@
 #include "launcher/multihost/command_digest.h"
 
+#include <filesystem>
+
 #include "base/crypto/sha256.h"
 
 namespace cpplaunch {
@@ -13,8 +15,8 @@ std::string CommandDigest(const LaunchOptions& options) {
   };
   add(options.module ? "module" : options.no_python ? "program" : "script");
   add(options.run_path ? "run-path" : "");
-  add(options.training_script);
-  for (const std::string& arg : options.training_script_args) add(arg);
+  add(options.module ? options.training_script
+                     : std::filesystem::path(options.training_script).filename().string());
   const Sha256::Digest digest = hash.Finish();
   static constexpr char kHex[] = "0123456789abcdef";
   std::string text;

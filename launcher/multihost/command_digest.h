@@ -10,9 +10,10 @@
 
 namespace cpplaunch {
 
-// 16 hex digits of SHA-256 over the worker command as typed: the script or module, -m,
-// --no-python, --run-path and each argument. Not the interpreter: hosts may keep Python in
-// different places.
+// 16 hex digits of SHA-256 over what the workers run: the script's or program's file name (or
+// the module), -m, --no-python and --run-path. Not the directory it is in, not its arguments
+// and not the interpreter: torchrun lets hosts differ in those (a per-host data path, Python
+// and a checkout kept in different places), and a drop-in must too.
 std::string CommandDigest(const LaunchOptions& options);
 
 }  // namespace cpplaunch

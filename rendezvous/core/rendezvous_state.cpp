@@ -364,8 +364,8 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
     decision.action = JoinAction::kMismatch;
     decision.next = state;
     decision.message =
-        "this host's workers run another command (script or arguments) than the job's first "
-        "host's: two jobs with the same --rdzv-id? give each job its own --rdzv-id";
+        "this host's workers run another script than the job's first host's: two jobs with the "
+        "same --rdzv-id? give each job its own --rdzv-id";
     return decision;
   }
   if (state.round < me.min_round) {

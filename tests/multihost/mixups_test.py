@@ -1,6 +1,7 @@
 """Two agents on this host that must not make one job (issue 27, items 4 and 5), on loopback:
   * two jobs with the same --rdzv-id and --nnodes=1:2 but different scripts: the second is
-    refused, and both agents say so in one line, instead of training together;
+    refused, and both agents say so in one line, instead of training together; hosts of one
+    job whose arguments and script directories differ (as torchrun allows) are not;
   * a job whose agents advertise different addresses, on a host whose name resolves to a
     loopback address (Debian's /etc/hosts): the agent with the real address warns at start,
     with GLOO_SOCKET_IFNAME and its interface, and names the cause again after a worker's
@@ -67,6 +68,24 @@ class MixupsTest(unittest.TestCase):
         out, err = p.communicate(timeout=timeout)
         return p.returncode, out, err
 
+    def test_hosts_with_their_own_arguments_and_paths_make_one_job(self):
+        # As with torchrun: each host may pass its own arguments (a local data path) and keep
+        # the script in its own directory; only the script's name is compared.
+        say = "import os, sys\nprint('rank', os.environ['RANK'], sys.argv[1:])\n"
+        here = self.script("train.py", say)
+        os.makedirs(os.path.join(self.tmp, "elsewhere"))
+        there = self.script(os.path.join("elsewhere", "train.py"), say)
+        args = ["--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=c10d", "--rdzv-id=own-args",
+                f"--rdzv-endpoint=127.0.0.1:{free_port()}"]
+        hosts = [self.start([*args, here, "--data=/local/shard0"]),
+                 self.start([*args, there, "--data=/local/shard1"])]
+        results = [self.finish(p) for p in hosts]
+        self.assertEqual([code for code, _, _ in results], [0, 0], results)
+        said = sorted(out.strip() for _, out, _ in results)
+        self.assertEqual(len(said), 2, results)
+        self.assertTrue(any("--data=/local/shard0" in line for line in said), said)
+        self.assertTrue(any("--data=/local/shard1" in line for line in said), said)
+
     def test_a_second_job_with_the_same_rdzv_id_and_another_script_is_refused(self):
         stamp = os.path.join(self.tmp, "running")
         first = self.script("first.py", f"import time\nopen({stamp!r}, 'w').close()\n"
@@ -82,8 +101,8 @@ class MixupsTest(unittest.TestCase):
             time.sleep(0.1)
         started = time.time()
         b = self.start([*args, second])
-        line = ("this host's workers run another command (script or arguments) than the job's "
-                "first host's: two jobs with the same --rdzv-id? give each job its own --rdzv-id")
+        line = ("this host's workers run another script than the job's first host's: two jobs "
+                "with the same --rdzv-id? give each job its own --rdzv-id")
         code_b, out_b, err_b = self.finish(b)
         code_a, _, err_a = self.finish(a)
         self.assertEqual(code_b, 1, err_b)

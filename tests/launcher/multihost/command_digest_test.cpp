@@ -12,13 +12,14 @@ LaunchOptions Command(const std::string& script, std::vector<std::string> args) 
   return options;
 }
 
-TEST_CASE("the command digest tells jobs apart by script and arguments and mode") {
+TEST_CASE("the command digest tells jobs apart by script and mode") {
   const std::string digest = CommandDigest(Command("train.py", {"--lr=0.1"}));
   CHECK(digest.size() == 16);
   CHECK(digest == CommandDigest(Command("train.py", {"--lr=0.1"})));
   CHECK(digest != CommandDigest(Command("eval.py", {"--lr=0.1"})));
-  CHECK(digest != CommandDigest(Command("train.py", {"--lr=0.2"})));
-  CHECK(CommandDigest(Command("t.py", {"a b"})) != CommandDigest(Command("t.py", {"a", "b"})));
+  // torchrun lets hosts pass their own arguments and keep the script elsewhere.
+  CHECK(digest == CommandDigest(Command("train.py", {"--data=/local/shard3"})));
+  CHECK(digest == CommandDigest(Command("/home/a/repo/train.py", {"--lr=0.1"})));
   LaunchOptions module = Command("train", {});
   module.module = true;
   CHECK(CommandDigest(module) != CommandDigest(Command("train", {})));

@@ -248,8 +248,8 @@ TEST_CASE("A node whose workers run another command is refused; one without a di
   JoinDecision refused = table.Step(other, 0);
   REQUIRE(refused.action == JoinAction::kMismatch);
   CHECK(refused.message ==
-        "this host's workers run another command (script or arguments) than the job's first "
-        "host's: two jobs with the same --rdzv-id? give each job its own --rdzv-id");
+        "this host's workers run another script than the job's first host's: two jobs with the "
+        "same --rdzv-id? give each job its own --rdzv-id");
   // The digest survives the store and a new round.
   std::string error;
   auto decoded = RendezvousState::Decode(table.state->Encode(), &error);
