@@ -29,10 +29,9 @@ std::string DecisionLine(const AttemptDecided& decided) {
          std::to_string(static_cast<int>(decided.decision.exit_code));
 }
 
+// What ended the agent (an error, a signal) was said in its own line just before.
 std::string AgentEndedLine(const AgentEnded& ended) {
-  std::string line = "the agent exits with status " + std::to_string(ended.exit_status);
-  if (ended.error) line += " (" + *ended.error + ")";
-  return line;
+  return "the agent exits with status " + std::to_string(ended.exit_status);
 }
 
 AgentLogFile::AgentLogFile(const LaunchOptions& options, const LogDir& logs, AgentConsole& console)
