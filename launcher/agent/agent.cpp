@@ -196,10 +196,10 @@ class Agent::Impl {
   void StartAttempt() {
     state_ = AgentState::kRendezvous;
     job_->Rendezvous([this](const Round& round) { Launch(round); },
-                     [this](const std::string& line) {
+                     [this](const std::string& line, ExitCode code) {
                        if (!line.empty()) console_.Say(line);
-                       outcome_.error = line;
-                       End(ExitCode::kFailure);
+                       if (code != ExitCode::kSuccess) outcome_.error = line;
+                       End(code);
                      });
   }
 

@@ -112,14 +112,14 @@ std::string MultiHostJob::StatusAddress(const std::string& addr) const {
   return Endpoint{IsWildcard(status_host_) ? addr : status_host_, status_port_}.ToString();
 }
 
-void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
+void MultiHostJob::Rendezvous(Ready ready, Ended ended) {
   if (round_store_) round_store_->Stop();  // the last round's workers are gone
   round_store_.reset();
   session_.JoinRound(
       next_round_,
-      [this, ready, failed](const RendezvousResult& round) {
+      [this, ready, ended](const RendezvousResult& round) {
         // A signal that came while the round completed ends the job quietly.
-        if (interrupted_by_ != 0) return failed("");
+        if (interrupted_by_ != 0) return ended("", ExitCode::kFailure);
         restart_count_ = round.restart_count;
         master_addr_ = round.master_addr;
         master_port_ = round.master_port;
@@ -128,7 +128,7 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
                                       round.self().local_world_size, round.world_size, &error);
         if (!layout) {
           OnAgentFailure("rank layout: " + error);
-          return failed("error: rank layout: " + error);
+          return ended("error: rank layout: " + error, ExitCode::kFailure);
         }
         layout_ = *layout;
         hooks_.info("rendezvous round " + std::to_string(round.round) + " complete: node rank " +
@@ -139,18 +139,21 @@ void MultiHostJob::Rendezvous(Ready ready, Failed failed) {
         auto master = WorkerMaster(round, &error);
         if (!master || !HostRoundStore(round, &error)) {
           OnAgentFailure(error);
-          return failed("error: " + error);
+          return ended("error: " + error, ExitCode::kFailure);
         }
         stop_requested_ = false;
         session_.OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
         ready(Round{layout_, restart_count_, master->first, master->second, round.round,
                     round.members});
       },
-      [this, failed](const std::string& message) {
+      [this, ended](const std::string& message, bool not_needed) {
         if (interrupted_by_ != 0) {
-          return failed("rendezvous interrupted by " + SignalName(interrupted_by_) + "; exiting");
+          return ended("rendezvous interrupted by " + SignalName(interrupted_by_) + "; exiting",
+                       ExitCode::kFailure);
         }
-        failed("error: " + message);
+        // A spare the job finished without did what it was started for.
+        if (not_needed) return ended(message, ExitCode::kSuccess);
+        ended("error: " + message, ExitCode::kFailure);
       });
 }
 

@@ -26,7 +26,7 @@ class MultiHostJob final : public Job {
   std::string store_addr() const override { return master_addr_; }
   int store_port() const override { return master_port_; }
   std::unique_ptr<StoreServer> HostStore() override;
-  void Rendezvous(Ready ready, Failed failed) override;
+  void Rendezvous(Ready ready, Ended ended) override;
   void CancelRendezvous() override { session_.CancelJoin(); }
   void OnWorkerExit(const WorkerExitEvent& event) override;
   void BeforeFailureTeardown(std::function<void()> proceed) override;

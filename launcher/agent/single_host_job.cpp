@@ -50,16 +50,17 @@ std::unique_ptr<StoreServer> SingleHostJob::HostStore() {
   return store;
 }
 
-void SingleHostJob::Rendezvous(Ready ready, Failed failed) {
+void SingleHostJob::Rendezvous(Ready ready, Ended ended) {
   std::string error;
   auto layout = ComputeRankLayout(0, 1, nproc_per_node_, &error);
-  if (!layout) return failed("error: rank layout: " + error);
+  if (!layout) return ended("error: rank layout: " + error, ExitCode::kFailure);
   int worker_port = master_port_;
   if (worker_store_ == WorkerStore::kRank0) {
     try {
       worker_port = FreeTcpPort(io_);  // a fresh one per attempt, as torchrun before 2.4
     } catch (const std::exception& e) {
-      return failed(std::string("error: no free port for worker rank 0's store: ") + e.what());
+      return ended(std::string("error: no free port for worker rank 0's store: ") + e.what(),
+                   ExitCode::kFailure);
     }
   }
   ready(Round{.layout = std::move(*layout),

@@ -23,7 +23,7 @@ class SingleHostJob final : public Job {
   std::string store_addr() const override { return master_addr_; }
   int store_port() const override { return master_port_; }
   std::unique_ptr<StoreServer> HostStore() override;
-  void Rendezvous(Ready ready, Failed failed) override;
+  void Rendezvous(Ready ready, Ended ended) override;
   void CancelRendezvous() override {}
   void OnWorkerExit(const WorkerExitEvent&) override {}
   void BeforeFailureTeardown(std::function<void()> proceed) override { proceed(); }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_code.h"
 #include "launcher/job/attempt_decision.h"
 #include "launcher/process/supervisor.h"
 #include "launcher/process/worker_group.h"
@@ -55,8 +56,9 @@ struct JobHooks {
 class Job {
  public:
   using Ready = std::function<void(const Round&)>;
-  // The line to print before exiting with code 1 ("" = exit silently).
-  using Failed = std::function<void(const std::string& line)>;
+  // No attempt follows: the line to print ("" = none) before exiting with `code` (kFailure, or
+  // kSuccess for a spare the job finished without).
+  using Ended = std::function<void(const std::string& line, ExitCode code)>;
   using Decided = std::function<void(const AttemptDecision&)>;
 
   virtual ~Job() = default;
@@ -70,10 +72,10 @@ class Job {
   // of another host's store. Throws StoreBindError or std::runtime_error.
   virtual std::unique_ptr<StoreServer> HostStore() = 0;
 
-  // Agrees on the next attempt's world: exactly one of `ready` and `failed` runs (maybe before
+  // Agrees on the next attempt's world: exactly one of `ready` and `ended` runs (maybe before
   // this returns).
-  virtual void Rendezvous(Ready ready, Failed failed) = 0;
-  // Aborts a pending Rendezvous (its `failed` runs promptly).
+  virtual void Rendezvous(Ready ready, Ended ended) = 0;
+  // Aborts a pending Rendezvous (its `ended` runs promptly).
   virtual void CancelRendezvous() = 0;
 
   // Every worker exit, before the supervisor sees it.

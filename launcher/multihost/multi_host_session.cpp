@@ -17,6 +17,16 @@ namespace asio = boost::asio;
 
 namespace {
 
+bool NotNeeded(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const RendezvousNotNeeded&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 std::string Message(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -50,13 +60,13 @@ MultiHostSession::~MultiHostSession() {
 
 void MultiHostSession::JoinRound(std::optional<RoundTransition> previous,
                                  std::function<void(const RendezvousResult&)> ready,
-                                 std::function<void(const std::string&)> failed) {
+                                 std::function<void(const std::string&, bool)> failed) {
   asio::co_spawn(io_, rendezvous_->Next(previous),
                  [this, alive = alive_, ready = std::move(ready), failed = std::move(failed)](
                      const std::exception_ptr& error, RendezvousResult round) {
                    // The session may be gone when a cancelled coroutine completes.
                    if (!*alive) return;
-                   if (error) return failed(Message(error));
+                   if (error) return failed(Message(error), NotNeeded(error));
                    // A new round starts with a clean slate: the last round's end and pending
                    // notices belong to the old channel.
                    round_ = std::move(round);
@@ -206,7 +216,7 @@ asio::awaitable<FinishOutcome> MultiHostSession::Finish() {
   }
   // Only after every host departed: a late host then learns the job is over, not that a
   // round is open. torchrun's agent likewise shuts its rendezvous down after a success.
-  co_await rendezvous_->Close("the job finished");
+  co_await rendezvous_->Close(std::string(kJobFinished));
   co_return FinishOutcome::kPassed;
 }
 

@@ -38,10 +38,11 @@ class MultiHostSession {
   void set_hosts_store(bool hosts) { plan_.channel.hosts_store = hosts; }
 
   // Joins the first round (nullopt) or the one after `previous`; exactly one of the callbacks
-  // runs, with the round or a one-line error.
+  // runs, with the round or a one-line error; `not_needed` when the job finished while this
+  // host waited for a place (a spare: RendezvousNotNeeded), which is no failure.
   void JoinRound(std::optional<RoundTransition> previous,
                  std::function<void(const RendezvousResult&)> ready,
-                 std::function<void(const std::string&)> failed);
+                 std::function<void(const std::string&, bool not_needed)> failed);
   // Aborts a pending JoinRound (its `failed` runs promptly).
   void CancelJoin();
 

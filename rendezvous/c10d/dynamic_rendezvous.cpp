@@ -48,6 +48,7 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   Snapshot snapshot;  // assume no state: the first write creates it or returns the real one
   WriteTurn turns(client_, keys_);
   int64_t turn = WriteTurn::kNoTurn;
+  bool waited = false;  // this host waited for a place: a spare, when the job then finishes
   for (;;) {
     JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
     if (settings_.trace) settings_.trace("rendezvous: " + JoinStepLine(decision));
@@ -78,15 +79,13 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
         break;
       }
       case JoinAction::kClosed:
-        throw RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
-                              client_.peer() + " from " + settings_.self.Label() +
-                              ": its rendezvous is closed (" + decision.message +
-                              "); give the new job another --rdzv-id, or wait until the old "
-                              "job's store host has exited");
+        if (waited && decision.message == kJobFinished) throw NotNeeded(settings_);
+        throw ClosedError(decision);
       case JoinAction::kMismatch:
         co_await RefuseMismatch(&snapshot, decision);  // throws
         break;
       case JoinAction::kWait:
+        waited = true;
         if (turn > 0) turn = co_await turns.Pass(turn);
         if (Clock::now() >= deadline) {
           co_await Leave(snapshot);
@@ -174,6 +173,14 @@ Rendezvous::Task<void> DynamicRendezvous::RefuseMismatch(Snapshot* snapshot,
     co_await PublishRoundEnd(client_, settings_.run_id, decision.next.round, *refusal.notice);
   }
   throw RendezvousError(refusal.message);
+}
+
+RendezvousError DynamicRendezvous::ClosedError(const JoinDecision& decision) const {
+  return RendezvousError("cannot join job '" + settings_.run_id + "' at the store " +
+                         client_.peer() + " from " + settings_.self.Label() +
+                         ": its rendezvous is closed (" + decision.message +
+                         "); give the new job another --rdzv-id, or wait until the old job's " +
+                         "store host has exited");
 }
 
 RendezvousError DynamicRendezvous::TimeoutError(const Snapshot& snapshot,

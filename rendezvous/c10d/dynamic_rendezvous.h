@@ -78,6 +78,8 @@ class DynamicRendezvous : public Rendezvous {
   // Closes the rendezvous with the mismatch and tells a running round; always throws.
   Task<void> RefuseMismatch(Snapshot* snapshot, const JoinDecision& decision);
   RendezvousError TimeoutError(const Snapshot& snapshot, Clock::time_point started) const;
+  // A closed rendezvous, for a host that did not wait in it (a late one).
+  RendezvousError ClosedError(const JoinDecision& decision) const;
   Task<void> WaitForNews(const Snapshot& snapshot, const JoinDecision& decision,
                          Clock::time_point deadline);
 

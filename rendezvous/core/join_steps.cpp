@@ -114,6 +114,11 @@ std::string ProgressLine(const RendezvousState& state, const RendezvousSettings&
   return WaitingLine(state, view);
 }
 
+RendezvousNotNeeded NotNeeded(const RendezvousSettings& settings) {
+  return RendezvousNotNeeded("job '" + settings.run_id + "' finished without needing " +
+                             settings.self.Label() + ", which waited as a spare; exiting");
+}
+
 namespace {
 
 // " round 2 epoch 5 (3 participants, 1 waiting, last call armed)"

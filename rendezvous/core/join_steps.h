@@ -25,6 +25,9 @@ namespace cpplaunch {
 // deadlines.
 int64_t WallMs();
 
+// What a host that waited for a place (a spare) throws when the job finished without it.
+RendezvousNotNeeded NotNeeded(const RendezvousSettings& settings);
+
 // The LOGLEVEL=DEBUG line for one join decision (RendezvousSettings::trace), e.g.
 // "join step: write round 2 epoch 5 (3 participants, 1 waiting, last call armed)".
 std::string JoinStepLine(const JoinDecision& decision);

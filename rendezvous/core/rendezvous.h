@@ -28,6 +28,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -44,6 +45,16 @@ constexpr int kDefaultC10dPort = 29400;
 class RendezvousError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// Close()'s reason when the job's hosts finished: the closed rendezvous says so to late hosts.
+inline constexpr std::string_view kJobFinished = "the job finished";
+
+// The job finished while this host waited in its rendezvous without a place (a spare that was
+// never needed): not a failure of this host. what() is the line to say.
+class RendezvousNotNeeded : public RendezvousError {
+ public:
+  using RendezvousError::RendezvousError;
 };
 
 struct RendezvousSettings {

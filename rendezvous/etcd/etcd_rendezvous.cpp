@@ -59,6 +59,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
     next_progress_ = Clock::now() + settings_.progress_interval;
     Snapshot snapshot = co_await Read();
     WatchState(snapshot.revision + 1);
+    bool waited = false;  // this host waited for a place: a spare, when the job then finishes
     for (;;) {
       JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
       if (settings_.trace) settings_.trace("rendezvous: " + JoinStepLine(decision));
@@ -77,6 +78,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
           snapshot = co_await Read();
           break;
         case JoinAction::kClosed:
+          if (waited && decision.message == kJobFinished) throw NotNeeded(settings_);
           // The closed state outlives the job in etcd: say how to start anew.
           throw Error("its rendezvous is closed (" + decision.message +
                       "); give the new job another --rdzv-id, or clear the old one: " +
@@ -85,6 +87,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
           co_await RefuseMismatch(&snapshot, decision);  // throws
           break;
         case JoinAction::kWait:
+          waited = true;
           if (Clock::now() >= deadline) {
             co_await Leave(snapshot);
             throw Error("timed out " + JoinTimeoutDetail(snapshot.state, Clock::now() - started,

@@ -17,6 +17,9 @@
                      spare fills one slot, the round has 2 hosts (MIN) after the last call, the
                      store's host keeps its ranks, and the job ends 0.
 
+  spare_not_needed   2 members (--nnodes=2:2) finish their work while a spare waits: the spare
+                     exits 0 with one line (a scheduler's step must not fail for it).
+
 The workers are shell scripts (--no-python) that write their environment to a file, so that the
 measured time is the launcher's, not PyTorch's import.
 
@@ -209,6 +212,38 @@ def scenario_two_lost_one_spare(cpplaunch, report):
         close(job)
 
 
+def scenario_spare_not_needed(cpplaunch, report):
+    port = free_port()
+    job = Job(cpplaunch, {})
+    args = ["--nnodes=2:2", "--rdzv-backend=c10d", "--rdzv-id=unneeded",
+            f"--rdzv-endpoint={LOCAL}:{port}", "--nproc-per-node=1", "--no-python", "/bin/sh",
+            "-c", 'if [ "$MH_HOST" = spare ]; then exit 5; fi; sleep 5']
+    try:
+        members = []
+        for name in ("m0", "m1"):
+            agent = TimedAgent(name, [cpplaunch] + args, job.env({"MH_HOST": name}))
+            job.agents.append(agent)
+            members.append(agent)
+            if name == "m0":
+                check(agent.wait_line("serves the job's store", 30) is not None,
+                      f"m0 does not serve the store\n{output(job)}")
+        check(all(m.wait_line("complete: node rank", 30) is not None for m in members),
+              f"the members' round did not complete\n{output(job)}")
+        # The members' workers run 5 s: the spare joins the full job and waits (the line it
+        # ends with says it waited).
+        spare = TimedAgent("spare", [cpplaunch] + args, job.env({"MH_HOST": "spare"}))
+        job.agents.append(spare)
+        codes = {a.name: a.wait(60) for a in job.agents}
+        out = output(job)
+        check(codes == {"m0": 0, "m1": 0, "spare": 0}, f"exit codes {codes}\n{out}")
+        check("job 'unneeded' finished without needing " in spare.output and
+              "which waited as a spare; exiting" in spare.output,
+              f"the spare does not say why it exits\n{out}")
+        report("a spare the job finished without exited 0, saying so")
+    finally:
+        close(job)
+
+
 CPPLAUNCH_PATH = [None]
 
 SCENARIOS = {
@@ -216,6 +251,7 @@ SCENARIOS = {
     "spare_takes_slot_elastic": scenario_spare_takes_slot_elastic,
     "spare_dies_waiting": scenario_spare_dies_waiting,
     "two_lost_one_spare": scenario_two_lost_one_spare,
+    "spare_not_needed": scenario_spare_not_needed,
 }
 
 

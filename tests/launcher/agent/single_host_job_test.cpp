@@ -57,14 +57,16 @@ TEST_CASE("SingleHostJob: --worker-store=rank0 gives each attempt a free port of
   const JobHooks hooks = QuietHooks();
   SingleHostJob agent(io, Options({"--master-port=29533"}), hooks);
   std::optional<Round> round;
-  agent.Rendezvous([&](const Round& r) { round = r; }, [](const std::string&) { FAIL("failed"); });
+  agent.Rendezvous([&](const Round& r) { round = r; },
+                   [](const std::string&, ExitCode) { FAIL("ended"); });
   REQUIRE(round);
   CHECK(round->master_port == 29533);
 
   SingleHostJob rank0(io, Options({"--master-port=0", "--worker-store=rank0"}), hooks);
   auto store = rank0.HostStore();
   REQUIRE(store);
-  rank0.Rendezvous([&](const Round& r) { round = r; }, [](const std::string&) { FAIL("failed"); });
+  rank0.Rendezvous([&](const Round& r) { round = r; },
+                   [](const std::string&, ExitCode) { FAIL("ended"); });
   REQUIRE(round);
   CHECK(round->master_addr == "127.0.0.1");
   CHECK(round->master_port > 0);
@@ -82,7 +84,8 @@ TEST_CASE("SingleHostJob: the world is this host, and restarts are counted here"
   const JobHooks hooks = QuietHooks();
   SingleHostJob job(io, Options({"--nproc-per-node=3", "--max-restarts=1"}), hooks);
   std::optional<Round> round;
-  job.Rendezvous([&](const Round& r) { round = r; }, [](const std::string&) { FAIL("failed"); });
+  job.Rendezvous([&](const Round& r) { round = r; },
+                 [](const std::string&, ExitCode) { FAIL("ended"); });
   REQUIRE(round);
   CHECK(round->layout.world_size == 3);
   CHECK(round->restart_count == 0);
@@ -93,7 +96,8 @@ TEST_CASE("SingleHostJob: the world is this host, and restarts are counted here"
   job.Conclude(failed, [&](const AttemptDecision& d) { decision = d; });
   REQUIRE(decision);
   CHECK(decision->next == NextStep::kNextAttempt);
-  job.Rendezvous([&](const Round& r) { round = r; }, [](const std::string&) { FAIL("failed"); });
+  job.Rendezvous([&](const Round& r) { round = r; },
+                 [](const std::string&, ExitCode) { FAIL("ended"); });
   CHECK(round->restart_count == 1);
 
   // A signal between attempts ends the job after this attempt.

@@ -26,7 +26,7 @@ class RecordingJob final : public Job {
   std::string store_addr() const override { return ""; }
   int store_port() const override { return 0; }
   std::unique_ptr<StoreServer> HostStore() override { return nullptr; }
-  void Rendezvous(Ready, Failed) override {}
+  void Rendezvous(Ready, Ended) override {}
   void CancelRendezvous() override {}
   void OnWorkerExit(const WorkerExitEvent&) override {}
   void BeforeFailureTeardown(std::function<void()> proceed) override {
