@@ -44,6 +44,37 @@ EngineChoice Choice(const RawValues& raw) {
   return *choice;
 }
 
+// --spares=K: 0 when not given (a malformed value is ResolveOptions' to name).
+int Spares(const RawValues& raw) {
+  if (!Given(raw, OptionId::kSpares)) return 0;
+  return ToInt(ParsePythonInt(raw.at(OptionId::kSpares).text)).value_or(0);
+}
+
+// --spares=K: N-K of the engine's N hosts run; the others wait in the c10d rendezvous.
+void SettleSpares(RawValues& raw, const EngineFacts& facts, int spares) {
+  const std::string given = AsGiven(raw, OptionId::kSpares);
+  if (spares < 0) Refuse(given + ": the number of spare hosts cannot be negative");
+  if (Given(raw, OptionId::kNnodes)) {
+    Refuse(given + " and " + AsGiven(raw, OptionId::kNnodes) +
+           ": give one of them (--spares=K runs all but K of the engine's hosts)");
+  }
+  if (facts.nnodes != 0 && facts.nnodes - spares < 2) {
+    Refuse(given + " leaves fewer than 2 hosts to run: " + facts.label + " has " +
+           std::to_string(facts.nnodes) + " nodes");
+  }
+  if (TextOr(raw, OptionId::kRdzvBackend) == "static") {
+    if (Given(raw, OptionId::kRdzvBackend)) {
+      Refuse(given + " needs an elastic rendezvous: use --rdzv-backend=c10d (or etcd-v3), not " +
+             AsGiven(raw, OptionId::kRdzvBackend));
+    }
+    Fill(raw, OptionId::kRdzvBackend, "c10d");
+  }
+  if (facts.nnodes != 0) {
+    const std::string running = std::to_string(facts.nnodes - spares);
+    Fill(raw, OptionId::kNnodes, running + ":" + running);
+  }
+}
+
 // The node count: the engine's, or a given one it must fit (N, or MIN:MAX around N).
 void SettleNnodes(RawValues& raw, const EngineFacts& facts) {
   if (facts.nnodes == 0) {
@@ -56,6 +87,7 @@ void SettleNnodes(RawValues& raw, const EngineFacts& facts) {
     Fill(raw, OptionId::kNnodes, std::to_string(facts.nnodes));
     return;
   }
+  if (raw.at(OptionId::kNnodes).source == OptionSource::kEngine) return;  // --spares set it
   const std::string& text = raw.at(OptionId::kNnodes).text;
   const size_t colon = text.find(':');
   auto min = ToInt(ParsePythonInt(text.substr(0, colon)));
@@ -130,8 +162,11 @@ bool OneNode(const RawValues& raw) {
 // "4 nodes, this is node 2, rendezvous on gpu-001:22808".
 std::string Summary(const RawValues& raw, const EngineFacts& facts) {
   const std::string nnodes = TextOr(raw, OptionId::kNnodes);
-  std::string text = facts.label + ": " + nnodes + (OneNode(raw) ? " node" : " nodes") +
-                     ", this is node " + std::to_string(facts.node_rank);
+  std::string text = facts.label + ": " + nnodes + (OneNode(raw) ? " node" : " nodes");
+  if (const int spares = Spares(raw); spares > 0) {
+    text += " running and " + std::to_string(spares) + (spares == 1 ? " spare" : " spares");
+  }
+  text += ", this is node " + std::to_string(facts.node_rank);
   if (OneNode(raw)) return text;
   std::string where = TextOr(raw, OptionId::kRdzvEndpoint);
   if (where.empty()) {
@@ -150,8 +185,17 @@ Engine ApplyEngine(RawValues& raw, const EnvMap& env, std::vector<std::string>& 
   EngineReading reading = DetectEngine(Choice(raw), env, endpoint_given);
   if (!reading.refusal.empty()) Refuse(reading.refusal);
   if (!reading.note.empty()) notes.push_back(reading.note);
-  if (!reading.facts) return Engine::kNone;
+  const int spares = Spares(raw);
+  if (!reading.facts) {
+    if (spares != 0) {
+      Refuse(AsGiven(raw, OptionId::kSpares) +
+             " needs an engine that says how many hosts the job has (Slurm, MPI or Kubernetes); "
+             "without one, start the extra hosts yourself with --nnodes=MIN:MAX");
+    }
+    return Engine::kNone;
+  }
   const EngineFacts& facts = *reading.facts;
+  if (spares != 0) SettleSpares(raw, facts, spares);
   SettleNnodes(raw, facts);
   SettleNodeRank(raw, facts);
   const bool one_node = OneNode(raw);

@@ -14,6 +14,13 @@
 //   c10d:   --rdzv-endpoint <node 0's host>:<port> and is_host=<R == 0> in --rdzv-conf, so the
 //           store's host is elected by rank, not guessed from addresses
 // A one-node job gets only --nnodes and --rdzv-id: it runs as a single host.
+//
+// --spares=K (PET_SPARES; issue 24) keeps K of the engine's N hosts as hot spares: --nnodes
+// becomes N-K:N-K and the backend c10d (a spare needs an elastic rendezvous), so that N-K hosts
+// run and the others wait, joined, to take a lost host's slot. Refused in one line with an
+// explicit --nnodes (it says how many run), with the static backend, when fewer than 2 hosts
+// would run, and without
+// an engine (then start the extra hosts with --nnodes=MIN:MAX yourself).
 
 #include <string>
 #include <vector>

@@ -96,6 +96,9 @@ constexpr std::array kTable = {
     // cpplaunch's own: where --nnodes, --node-rank and the store come from (engine_options.h).
     OptionSpec{O::kEngine, "--engine", "", "", K::kString, "auto,none,slurm,mpi,k8s", true, "auto",
                "nodes, node rank, store from Slurm/MPI/k8s"},
+    // cpplaunch's own: K of the engine's hosts wait as hot spares (engine_options.h).
+    OptionSpec{O::kSpares, "--spares", "", "", K::kInt, "", true, "0",
+               "keep K of the engine's hosts as spares (c10d)"},
     // cpplaunch's own: rank0 lets PyTorch builds without libuv (Debian's 2.6) run DDP.
     OptionSpec{O::kWorkerStore, "--worker-store", "--worker_store", "", K::kString, "agent,rank0",
                true, "agent", "workers' store: the agent's, or rank 0's"},

@@ -45,6 +45,7 @@ enum class OptionId {
   kExitBarrierTimeout,  // cpplaunch's own
   kVirtualLocalRank,
   kEngine,
+  kSpares,  // cpplaunch's own
   kWorkerStore,
   kLegacyLaunch,  // cpplaunch's own: python -m torch.distributed.launch
   kUseEnv,        // torch.distributed.launch's

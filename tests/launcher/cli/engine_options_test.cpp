@@ -237,5 +237,37 @@ TEST_CASE("Kubeflow Trainer v2 and training-operator PET_* sets, exactly as torc
   CHECK(standalone.status == ParseStatus::kValueError);
 }
 
+TEST_CASE("--spares=K runs all but K of the engine's hosts over c10d") {
+  const ParseResult r = Ok({"--spares=1", "--nproc-per-node=8", "train.py"}, SlurmTask(2));
+  const LaunchOptions& o = r.options;
+  CHECK(o.min_nodes == 3);
+  CHECK(o.max_nodes == 3);
+  CHECK(o.rdzv_backend == "c10d");
+  CHECK(o.rdzv_endpoint == "gpu-001:" + std::to_string(DerivedPort(1234, 0)));
+  CHECK(o.rdzv.is_host == false);
+  CHECK(Ok({"--spares=1", "train.py"}, SlurmTask(0)).options.rdzv.is_host == true);
+  CHECK(r.notes == std::vector<std::string>{"Slurm step 1234.0: 3:3 nodes running and 1 spare, "
+                                            "this is node 2, rendezvous on gpu-001:" +
+                                            std::to_string(DerivedPort(1234, 0))});
+  // PET_SPARES as well, and etcd-v3 is elastic too.
+  CHECK(Ok({"train.py"}, With(SlurmTask(1), {{"PET_SPARES", "2"}})).options.max_nodes == 2);
+}
+
+TEST_CASE("--spares refusals are one line") {
+  CHECK(Refused({"--spares=1", "--nnodes=3", "train.py"}, SlurmTask(2)) ==
+        "--spares=1 and --nnodes=3: give one of them (--spares=K runs all but K of the engine's "
+        "hosts)");
+  CHECK(Refused({"--spares=3", "train.py"}, SlurmTask(2)) ==
+        "--spares=3 leaves fewer than 2 hosts to run: Slurm step 1234.0 has 4 nodes");
+  CHECK(Refused({"--spares=-1", "train.py"}, SlurmTask(2)) ==
+        "--spares=-1: the number of spare hosts cannot be negative");
+  CHECK(Refused({"--spares=1", "--rdzv-backend=static", "train.py"}, SlurmTask(2)) ==
+        "--spares=1 needs an elastic rendezvous: use --rdzv-backend=c10d (or etcd-v3), not "
+        "--rdzv-backend=static");
+  CHECK(Refused({"--spares=1", "--nnodes=2", "train.py"}, {}) ==
+        "--spares=1 needs an engine that says how many hosts the job has (Slurm, MPI or "
+        "Kubernetes); without one, start the extra hosts yourself with --nnodes=MIN:MAX");
+}
+
 }  // namespace
 }  // namespace cpplaunch
