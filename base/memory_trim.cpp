@@ -17,4 +17,10 @@ void ReturnFreeHeapToSystem() {
 #endif
 }
 
+void CoalesceSmallFrees() {
+#if defined(__GLIBC__)
+  mallopt(M_MXFAST, 0);
+#endif
+}
+
 }  // namespace cpplaunch

@@ -340,7 +340,8 @@ bool KvTable::ReleaseSome(size_t max_entries) {
       budget_->RemoveStored(StoreBudget::EntryCost({}, item.capacity()));
     }
   });
-  return !cleared_keys_.empty() || !cleared_queues_.empty();
+  if (sweeping_) SweepSome(max_entries);
+  return releasing();
 }
 
 void KvTable::Append(Request& request, TableEffects* effects) {
@@ -550,34 +551,57 @@ void KvTable::DropWait(ConnId conn) {
   if (conn >= waiters_.size() || waiters_[conn].ticket == 0) return;
   stale_entries_ += waiters_[conn].remaining;
   waiters_[conn] = Waiter{};
-  // When no live entry is left (the last waiter went), everything is swept: a closed
-  // connection's registrations must not stay in memory for want of more closes.
+  StartSweep();
+}
+
+// A sweep starts when stale entries are numerous and the majority, or when no live entry is
+// left (the last waiter went): a closed connection's registrations must not stay in memory for
+// want of more closes. The server then runs it in slices (ReleaseSome).
+void KvTable::StartSweep() {
+  if (sweeping_) return;
   if ((stale_entries_ > kSweepThreshold && stale_entries_ * 2 > total_entries_) ||
       (stale_entries_ > 0 && stale_entries_ >= total_entries_)) {
-    SweepStaleEntries();
+    sweeping_ = true;
+    sweep_bucket_ = 0;
+    sweep_removed_ = 0;
   }
 }
 
-void KvTable::SweepStaleEntries() {
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    auto& entries = it->second;
-    auto stale = [this](const WaitEntry& entry) {
-      return waiters_[entry.conn].ticket != entry.ticket;
-    };
-    auto tail = std::remove_if(entries.begin(), entries.end(), stale);
-    const auto removed = static_cast<size_t>(entries.end() - tail);
-    total_entries_ -= removed;
-    ReleaseEntries(removed);
-    entries.erase(tail, entries.end());
-    if (entries.empty()) {
-      budget_->RemoveHeld(WaitKeyCost(it->first));
-      it = waiting_.erase(it);
-    } else {
-      if (removed > 0 && entries.capacity() > 2 * entries.size()) entries.shrink_to_fit();
-      ++it;
+// Visits up to `max_keys` keys of the sweep's next buckets; true while the sweep goes on.
+bool KvTable::SweepSome(size_t max_keys) {
+  auto stale = [this](const WaitEntry& entry) {
+    return waiters_[entry.conn].ticket != entry.ticket;
+  };
+  size_t visited = 0;
+  while (visited < max_keys && sweep_bucket_ < waiting_.bucket_count()) {
+    const size_t bucket = sweep_bucket_++;
+    for (auto it = waiting_.begin(bucket); it != waiting_.end(bucket);) {
+      ++visited;
+      auto& entries = it->second;
+      auto tail = std::remove_if(entries.begin(), entries.end(), stale);
+      const auto removed = static_cast<size_t>(entries.end() - tail);
+      total_entries_ -= removed;
+      stale_entries_ -= std::min(removed, stale_entries_);
+      sweep_removed_ += removed;
+      ReleaseEntries(removed);
+      entries.erase(tail, entries.end());
+      auto current = it++;  // erasing a node leaves the others' (local) iterators valid
+      if (entries.empty()) {
+        budget_->RemoveHeld(WaitKeyCost(current->first));
+        waiting_.erase(waiting_.find(current->first));
+      } else if (removed > 0 && entries.capacity() > 2 * entries.size()) {
+        entries.shrink_to_fit();
+      }
     }
   }
-  stale_entries_ = 0;
+  if (sweep_bucket_ < waiting_.bucket_count()) return true;
+  sweeping_ = false;
+  // An empty map gives its bucket array back (a million keys' worth is 8 MiB or more).
+  if (waiting_.empty()) Map<std::vector<WaitEntry>>().swap(waiting_);
+  // Entries that went stale during the pass, in buckets it had passed, need another; a pass
+  // that removed nothing does not start one (the counts would be wrong: no busy loop then).
+  if (sweep_removed_ > 0) StartSweep();
+  return sweeping_;
 }
 
 void KvTable::Disconnect(ConnId conn, TableEffects* effects) {

@@ -93,7 +93,7 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
     case Command::kClearWorkerKeys:
       effects_.Clear();
       EncodeI64(workers_.Clear(&effects_), &effects_.reply);
-      ReleaseClearedKeys();
+      ReleaseLater();
       return true;
     case Command::kWait:
     case Command::kBarrier:
@@ -111,12 +111,24 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
   return true;
 }
 
-// Frees what CLEAR_WORKER_KEYS set aside, a slice per turn of the loop (a few milliseconds
-// each), so other clients and the agent's supervision are served in between.
-void StoreServerImpl::ReleaseClearedKeys() {
+// Frees what CLEAR_WORKER_KEYS set aside and sweeps the registrations of waits that went (a
+// closed connection's 131,072 keys, say), a slice per turn of the loop (a millisecond or two
+// each), so other clients and the agent's supervision are served in between. Called after
+// every turn that applied requests or closed a connection; posts at most one turn at a time.
+void StoreServerImpl::ReleaseLater() {
   constexpr size_t kReleaseSlice = 8192;
+  if (release_posted_ || stopped_ || (!workers_.releasing() && !agents_.releasing())) return;
+  release_posted_ = true;
   asio::post(io_, [self = shared_from_this()] {
-    if (self->workers_.ReleaseSome(kReleaseSlice)) self->ReleaseClearedKeys();
+    self->release_posted_ = false;
+    const uint64_t before = self->budget_.used();
+    const bool more =
+        self->workers_.ReleaseSome(kReleaseSlice) | self->agents_.ReleaseSome(kReleaseSlice);
+    if (more) self->ReleaseLater();
+    // Counted towards a heap trim, which the last slice does: one walk of the heap after a
+    // sweep of 200 MB rather than one per 16 MiB of it (each one is tens of milliseconds).
+    if (self->budget_.used() < before) self->Released(before - self->budget_.used());
+    if (!more) self->TrimSoon();
   });
 }
 

@@ -67,12 +67,13 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   ConnId NewId();
   bool PeerAllowed(const tcp::socket& socket);
   void Warn(RateLimitedLog& log, const std::string& line);
+  void TrimSoon();
 
   // store_request_loop.cpp
   bool Apply(StoreSession& session, Request& request);
   bool HoldInput(StoreSession& session);
   void FinishLong(StoreSession& session);
-  void ReleaseClearedKeys();
+  void ReleaseLater();
   KvTable& TableOf(const StoreSession& session) { return session.agent() ? agents_ : workers_; }
   WireLimits SessionLimits() const;
   void DeliverWakeups(const TableEffects& effects);
@@ -101,10 +102,11 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   StoreBudget budget_;
   RateLimitedLog refusals_{std::chrono::seconds(1)};        // over the budget or a limit
   RateLimitedLog agent_refusals_{std::chrono::seconds(1)};  // the same, of agent connections
-  size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
+  size_t released_ = 0;  // bytes freed in large buffers or many blocks since the last heap trim
   bool trim_posted_ = false;
-  KvTable workers_;  // PyTorch clients and strangers
-  KvTable agents_;   // connections that passed the agent handshake
+  bool release_posted_ = false;  // a ReleaseLater turn is queued
+  KvTable workers_;              // PyTorch clients and strangers
+  KvTable agents_;               // connections that passed the agent handshake
   RateLimitedLog refused_peers_;
   RateLimitedLog refused_agents_;
   TableEffects effects_;
