@@ -484,8 +484,9 @@ KvTable::Waiter& KvTable::WaiterOf(ConnId conn) {
 // Registers `conn`'s wait on `key` (not present) unless the budget or the connection's share
 // refuses (false, effects->error set).
 bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, TableEffects* effects) {
-  auto it = waiting_.find(key);
-  const uint64_t cost = kWaitEntryCost + (it == waiting_.end() ? WaitKeyCost(key) : 0);
+  auto& shard = waiting_.ShardOf(key);
+  auto it = shard.find(key);
+  const uint64_t cost = kWaitEntryCost + (it == shard.end() ? WaitKeyCost(key) : 0);
   const uint64_t share = budget_->limits().max_connection_bytes;
   if (waiter.held + cost > share) {
     effects->error = "a wait of more than " + ByteSize(share) +
@@ -494,7 +495,7 @@ bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, Tabl
     return false;
   }
   if (!Fits(cost)) return Refuse("registering a wait on key " + QuotedKey(key), effects);
-  if (it == waiting_.end()) it = waiting_.try_emplace(key).first;
+  if (it == shard.end()) it = shard.try_emplace(key).first;
   it->second.push_back({conn, waiter.ticket});
   budget_->AddHeld(cost);
   waiter.held += cost;
@@ -504,12 +505,13 @@ bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, Tabl
 }
 
 void KvTable::Touch(std::string_view key, TableEffects* effects) {
-  if (waiting_.empty()) return;
-  auto it = waiting_.find(key);
-  if (it == waiting_.end()) return;
+  if (total_entries_ == 0) return;
+  auto& shard = waiting_.ShardOf(key);
+  auto it = shard.find(key);
+  if (it == shard.end()) return;
   std::vector<WaitEntry> entries = std::move(it->second);
   budget_->RemoveHeld(WaitKeyCost(it->first));
-  waiting_.erase(it);
+  shard.erase(it);
   ReleaseEntries(entries.size());
   total_entries_ -= entries.size();
   for (const auto& entry : entries) CountTouch(entry, effects);
@@ -532,8 +534,9 @@ bool KvTable::CountTouch(const WaitEntry& entry, TableEffects* effects) {
 
 // QUEUE_PUSH wakes only the oldest live waiter on the key.
 void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
-  auto it = waiting_.find(key);
-  if (it == waiting_.end()) return;
+  auto& shard = waiting_.ShardOf(key);
+  auto it = shard.find(key);
+  if (it == shard.end()) return;
   auto& entries = it->second;
   size_t used = 0;
   while (used < entries.size() && !CountTouch(entries[used++], effects)) {
@@ -543,7 +546,7 @@ void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
   ReleaseEntries(used);
   if (entries.empty()) {
     budget_->RemoveHeld(WaitKeyCost(it->first));
-    waiting_.erase(it);
+    shard.erase(it);
   }
 }
 
@@ -562,6 +565,7 @@ void KvTable::StartSweep() {
   if ((stale_entries_ > kSweepThreshold && stale_entries_ * 2 > total_entries_) ||
       (stale_entries_ > 0 && stale_entries_ >= total_entries_)) {
     sweeping_ = true;
+    sweep_shard_ = 0;
     sweep_bucket_ = 0;
     sweep_removed_ = 0;
   }
@@ -569,39 +573,52 @@ void KvTable::StartSweep() {
 
 // Visits up to `max_keys` keys of the sweep's next buckets; true while the sweep goes on.
 bool KvTable::SweepSome(size_t max_keys) {
-  auto stale = [this](const WaitEntry& entry) {
-    return waiters_[entry.conn].ticket != entry.ticket;
-  };
   size_t visited = 0;
-  while (visited < max_keys && sweep_bucket_ < waiting_.bucket_count()) {
-    const size_t bucket = sweep_bucket_++;
-    for (auto it = waiting_.begin(bucket); it != waiting_.end(bucket);) {
-      ++visited;
-      auto& entries = it->second;
-      auto tail = std::remove_if(entries.begin(), entries.end(), stale);
-      const auto removed = static_cast<size_t>(entries.end() - tail);
-      total_entries_ -= removed;
-      stale_entries_ -= std::min(removed, stale_entries_);
-      sweep_removed_ += removed;
-      ReleaseEntries(removed);
-      entries.erase(tail, entries.end());
-      auto current = it++;  // erasing a node leaves the others' (local) iterators valid
-      if (entries.empty()) {
-        budget_->RemoveHeld(WaitKeyCost(current->first));
-        waiting_.erase(waiting_.find(current->first));
-      } else if (removed > 0 && entries.capacity() > 2 * entries.size()) {
-        entries.shrink_to_fit();
-      }
+  while (visited < max_keys && sweep_shard_ < decltype(waiting_)::kShards) {
+    auto& shard = waiting_.shard(sweep_shard_);
+    if (sweep_bucket_ < shard.bucket_count()) {
+      visited += SweepBucket(shard, sweep_bucket_++);
+      continue;
     }
+    // An emptied shard gives its bucket array back (a million keys' worth is 8 MiB or more).
+    if (shard.empty()) WaitShard().swap(shard);
+    ++sweep_shard_;
+    sweep_bucket_ = 0;
   }
-  if (sweep_bucket_ < waiting_.bucket_count()) return true;
+  if (sweep_shard_ < decltype(waiting_)::kShards) return true;
   sweeping_ = false;
-  // An empty map gives its bucket array back (a million keys' worth is 8 MiB or more).
-  if (waiting_.empty()) Map<std::vector<WaitEntry>>().swap(waiting_);
   // Entries that went stale during the pass, in buckets it had passed, need another; a pass
   // that removed nothing does not start one (the counts would be wrong: no busy loop then).
   if (sweep_removed_ > 0) StartSweep();
   return sweeping_;
+}
+
+// Removes the stale entries of one bucket's keys, and the keys left with none; returns how many
+// keys it visited.
+size_t KvTable::SweepBucket(WaitShard& shard, size_t bucket) {
+  auto stale = [this](const WaitEntry& entry) {
+    return waiters_[entry.conn].ticket != entry.ticket;
+  };
+  size_t visited = 0;
+  for (auto it = shard.begin(bucket); it != shard.end(bucket);) {
+    ++visited;
+    auto& entries = it->second;
+    auto tail = std::remove_if(entries.begin(), entries.end(), stale);
+    const auto removed = static_cast<size_t>(entries.end() - tail);
+    total_entries_ -= removed;
+    stale_entries_ -= std::min(removed, stale_entries_);
+    sweep_removed_ += removed;
+    ReleaseEntries(removed);
+    entries.erase(tail, entries.end());
+    auto current = it++;  // erasing a node leaves the others' (local) iterators valid
+    if (entries.empty()) {
+      budget_->RemoveHeld(WaitKeyCost(current->first));
+      shard.erase(shard.find(current->first));
+    } else if (removed > 0 && entries.capacity() > 2 * entries.size()) {
+      entries.shrink_to_fit();
+    }
+  }
+  return visited;
 }
 
 void KvTable::Disconnect(ConnId conn, TableEffects* effects) {

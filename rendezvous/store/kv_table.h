@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "rendezvous/store/owner_table.h"
+#include "rendezvous/store/sharded_map.h"
 #include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire/wire_format.h"
 
@@ -177,8 +178,10 @@ class KvTable {
   void WakeOne(std::string_view key, TableEffects* effects);
   bool CountTouch(const WaitEntry& entry, TableEffects* effects);
   void DropWait(ConnId conn);
+  using WaitShard = ShardedMap<std::vector<WaitEntry>>::Shard;
   void StartSweep();
   bool SweepSome(size_t max_keys);
+  size_t SweepBucket(WaitShard& shard, size_t bucket);
   Waiter& WaiterOf(ConnId conn);
   void Notify(std::string_view key, uint8_t type, std::string_view old_value,
               std::string_view new_value, TableEffects* effects);
@@ -189,14 +192,16 @@ class KvTable {
   Map<Bytes> data_;
   uint64_t key_bytes_ = 0;  // sum of data_'s key sizes: LIST_KEYS is sized in O(1)
   Map<std::deque<Bytes>> queues_;
-  Map<std::vector<WaitEntry>> waiting_;
-  std::vector<Waiter> waiters_;  // indexed by ConnId
+  ShardedMap<std::vector<WaitEntry>> waiting_;  // split: its keys can be millions
+  std::vector<Waiter> waiters_;                 // indexed by ConnId
   uint64_t next_ticket_ = 1;
   size_t total_entries_ = 0;  // entries in waiting_, live or stale
   size_t stale_entries_ = 0;
-  // A sweep in progress walks waiting_'s buckets from sweep_bucket_ (a rehash between slices
-  // only makes that pass miss some entries; a later pass takes them).
+  // A sweep in progress walks waiting_'s shards and their buckets from sweep_bucket_ of
+  // sweep_shard_ (a rehash between slices only makes that pass miss some entries; a later pass
+  // takes them).
   bool sweeping_ = false;
+  size_t sweep_shard_ = 0;
   size_t sweep_bucket_ = 0;
   size_t sweep_removed_ = 0;                                      // entries the pass removed so far
   Map<std::vector<ConnId>> watchers_;                             // legacy WATCH_KEY
