@@ -56,6 +56,7 @@ void TableEffects::Clear() {
   notices.clear();
   error.clear();
   refused = false;
+  over_budget = false;
   more = false;
 }
 
@@ -167,6 +168,7 @@ bool KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
 bool KvTable::Refuse(std::string what, TableEffects* effects) {
   effects->error = std::move(what) + " would exceed " + budget_->Describe();
   effects->refused = true;
+  effects->over_budget = true;
   return false;
 }
 

@@ -49,6 +49,8 @@ struct TableEffects {
   // With `error`: a limit refused the request (the budget, a reply size, the watches of one
   // connection); the error names it, and the server reports it.
   bool refused = false;
+  // With `refused`: it was the memory budget (not a reply size, a watch or a wait limit).
+  bool over_budget = false;
   // The request is not finished (a long one, applied in slices): the table kept it. Deliver
   // what it produced, then call KvTable::Continue for the same connection after other work ran.
   bool more = false;

@@ -71,7 +71,8 @@ bool StoreServerImpl::HoldInput(StoreSession& session) {
   Refuse(session, CommandName(session.decoder().request().command),
          "holding " + ByteSize(held) + " of input for an unfinished request would exceed " +
              (held > share ? "the limit of " + ByteSize(share) + " per connection"
-                           : budget_.Describe()));
+                           : budget_.Describe()),
+         held > share ? Over::kLimit : Over::kBudget);
   Close(session);
   return false;
 }
@@ -136,7 +137,10 @@ void StoreServerImpl::ReleaseLater() {
 // or closing (a failed or refused request).
 bool StoreServerImpl::Applied(StoreSession& session) {
   if (!effects_.error.empty()) {
-    if (effects_.refused) Refuse(session, CommandName(session.command()), effects_.error);
+    if (effects_.refused) {
+      Refuse(session, CommandName(session.command()), effects_.error,
+             effects_.over_budget ? Over::kBudget : Over::kLimit);
+    }
     session.CloseAfterFlush();
     return false;
   }
@@ -211,9 +215,9 @@ void StoreServerImpl::DeliverWakeups(const TableEffects& effects) {
       if (notice.bytes.size() == notice.size) {
         QueueTo(conn, notice.bytes, "a WATCH_KEY notification");
       } else if (conn < sessions_.size() && sessions_[conn]) {
-        Refuse(
-            *sessions_[conn], "a WATCH_KEY notification",
-            "a notification of " + ByteSize(notice.size) + " would exceed " + budget_.Describe());
+        Refuse(*sessions_[conn], "a WATCH_KEY notification",
+               "a notification of " + ByteSize(notice.size) + " would exceed " + budget_.Describe(),
+               Over::kBudget);
         Close(*sessions_[conn]);
       }
     }
@@ -244,7 +248,8 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
   }
   if (!budget_.CanQueue(size)) {
     Refuse(session, what,
-           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe());
+           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe(),
+           Over::kBudget);
     Close(session);
     return nullptr;
   }
@@ -255,9 +260,17 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
 // An agent's refusal has a log of its own: it ends the agent's connection (and so its part in
 // the job), and must not hide among workers' or strangers' refusals as "and N more".
 void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
-                             const std::string& reason) {
+                             const std::string& reason, Over over) {
   ++counters_.refused;
   const std::string who = session.agent() ? "the agent at " + session.peer() : session.peer();
+  // Counted whatever the log lets through: the agent's summary names one when the run fails.
+  if (over == Over::kBudget) {
+    ++counters_.budget_refusals;
+    if (session.agent()) ++counters_.agent_budget_refusals;
+    if (session.agent() || counters_.budget_refusals == 1) {
+      counters_.budget_refusal = std::string(what) + " from " + who + ": " + reason;
+    }
+  }
   auto line =
       (session.agent() ? agent_refusals_ : refusals_)
           .Admit(RateLimitedLog::Clock::now(), "store: refused " + std::string(what) + " from " +

@@ -83,7 +83,9 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool QueueTo(ConnId conn, std::string_view bytes, std::string_view what);
   bool QueueTo(ConnId conn, std::string&& bytes, std::string_view what);
   StoreSession* Admit(ConnId conn, size_t size, std::string_view what);
-  void Refuse(StoreSession& session, std::string_view what, const std::string& reason);
+  enum class Over { kLimit, kBudget };
+  void Refuse(StoreSession& session, std::string_view what, const std::string& reason,
+              Over over = Over::kLimit);
 
   // store_agent_requests.cpp
   bool AgentHandshake(StoreSession& session, Request& request);

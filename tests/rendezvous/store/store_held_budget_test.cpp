@@ -382,6 +382,33 @@ TEST_CASE("an agent's write succeeds in a store the workers filled to the last b
   agent.Send(test::EncodeTagged(3, Command::kSet, {"round/2"}, {Bytes(2 * kMiB, 'a')}));
   CHECK(agent.ClosedByPeer());
   CHECK(lines.All().find("store: refused SET from the agent at 127.0.0.1:") != std::string::npos);
+  // The counters keep it for the run's end (store_refusal_note.h): the agent's refusal, named,
+  // however many of the workers' came before it.
+  const StoreCounters counters = server.OnLoop([](StoreServer& s) { return s.counters(); });
+  CHECK(counters.budget_refusals >= 2);
+  CHECK(counters.agent_budget_refusals == 1);
+  CHECK_THAT(counters.budget_refusal,
+             Catch::StartsWith("SET from the agent at 127.0.0.1:") &&
+                 Catch::Contains("would exceed the store's memory budget of 16.0 MiB"));
+}
+
+TEST_CASE("refusals for other limits are not counted as the budget's",
+          "[rendezvous][budget][held][server]") {
+  Lines lines;
+  StoreServerOptions options = LoopbackServer::Defaults();
+  options.budget.total_bytes = 64 * kMiB;
+  options.budget.max_connection_bytes = kMiB;
+  options.report = lines.Sink();
+  LoopbackServer server(options);
+  // A WAIT of 20,000 keys is over the connection's share (its request, or its registrations):
+  // a limit, not the budget.
+  RawConnection waiter(server.port());
+  waiter.Send(EncodeIn(Dialect::kLegacy, Command::kWait, Keys('q', 20000)));
+  CHECK(waiter.ClosedByPeer());
+  const StoreCounters counters = server.OnLoop([](StoreServer& s) { return s.counters(); });
+  CHECK(counters.refused >= 1);
+  CHECK(counters.budget_refusals == 0);
+  CHECK(counters.budget_refusal.empty());
 }
 
 }  // namespace
