@@ -181,6 +181,7 @@ class KvTable {
   bool CountTouch(const WaitEntry& entry, TableEffects* effects);
   void DropWait(ConnId conn);
   using WaitShard = ShardedMap<std::vector<WaitEntry>>::Shard;
+  // The sweep of stale registrations (kv_wait_sweep.cpp).
   void StartSweep();
   bool SweepSome(size_t max_keys);
   size_t SweepBucket(WaitShard& shard, size_t bucket);
