@@ -323,13 +323,15 @@ TEST_CASE("waits over the budget close their connections while supervision is an
     CHECK(PingAnswered(probe, 100 + i));
   }
   // The server reads and registers behind the clients' sends: wait until it is done (the
-  // budget stays the same for 300 ms), answering the probe meanwhile.
+  // budget stays the same for 600 ms: on a loaded machine one 300 ms look saw a pause), answering
+  // the probe meanwhile.
   std::string last;
-  for (int round = 0; round < 50; ++round) {
+  int same = 0;
+  for (int round = 0; round < 50 && same < 2; ++round) {
     CHECK(PingAnswered(probe, 300 + round));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::string now = server.OnLoop([](StoreServer& s) { return s.budget().Describe(); });
-    if (now == last) break;
+    same = now == last ? same + 1 : 0;
     last = now;
   }
   int closed = 0;
@@ -379,7 +381,12 @@ TEST_CASE("an agent's write succeeds in a store the workers filled to the last b
   std::string reply = agent.Receive(4 + 8 + 512 * 1024);
   CHECK(reply.size() == 4 + 8 + 512 * 1024);
   // Over the whole budget, the agent's refusal is a line of its own.
-  agent.Send(test::EncodeTagged(3, Command::kSet, {"round/2"}, {Bytes(2 * kMiB, 'a')}));
+  try {
+    agent.Send(test::EncodeTagged(3, Command::kSet, {"round/2"}, {Bytes(2 * kMiB, 'a')}));
+  } catch (const std::runtime_error&) {
+    // refused while sending: the store closes the connection before the last bytes are sent
+    // whenever the loopback buffers cannot take all 2 MiB at once (a loaded machine)
+  }
   CHECK(agent.ClosedByPeer());
   CHECK(lines.All().find("store: refused SET from the agent at 127.0.0.1:") != std::string::npos);
   // The counters keep it for the run's end (store_refusal_note.h): the agent's refusal, named,
