@@ -10,4 +10,11 @@ namespace cpplaunch {
 // Thread-safe.
 void ReturnFreeHeapToSystem();
 
+// Makes small frees coalesce at once (glibc: no fast bins, M_MXFAST 0) for the whole process.
+// A store that frees a million registrations of 80 bytes otherwise leaves them in fast bins,
+// and the next trim consolidates them all in one go: 0.3-0.8 s of one thread measured, against
+// under 40 ms once they were coalesced as they were freed. Small allocations cost a little more
+// each. Idempotent; a no-op on other C libraries. Call before the heap is busy.
+void CoalesceSmallFrees();
+
 }  // namespace cpplaunch

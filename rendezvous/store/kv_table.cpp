@@ -9,9 +9,6 @@
 namespace cpplaunch {
 namespace {
 
-// Bulk-remove stale wait entries once they are both numerous and the majority: amortised O(1)
-// per cancelled registration, and no per-key bookkeeping on the hot path.
-constexpr size_t kSweepThreshold = 1024;
 // Values from this size on are kept at their size, not the capacity their reading left.
 constexpr size_t kShrinkFrom = size_t{64} * 1024;
 
@@ -56,6 +53,7 @@ void TableEffects::Clear() {
   notices.clear();
   error.clear();
   refused = false;
+  over_budget = false;
   more = false;
 }
 
@@ -167,6 +165,7 @@ bool KvTable::Store(std::string&& key, Bytes&& value, TableEffects* effects) {
 bool KvTable::Refuse(std::string what, TableEffects* effects) {
   effects->error = std::move(what) + " would exceed " + budget_->Describe();
   effects->refused = true;
+  effects->over_budget = true;
   return false;
 }
 
@@ -340,7 +339,8 @@ bool KvTable::ReleaseSome(size_t max_entries) {
       budget_->RemoveStored(StoreBudget::EntryCost({}, item.capacity()));
     }
   });
-  return !cleared_keys_.empty() || !cleared_queues_.empty();
+  if (sweeping_) SweepSome(max_entries);
+  return releasing();
 }
 
 void KvTable::Append(Request& request, TableEffects* effects) {
@@ -483,8 +483,9 @@ KvTable::Waiter& KvTable::WaiterOf(ConnId conn) {
 // Registers `conn`'s wait on `key` (not present) unless the budget or the connection's share
 // refuses (false, effects->error set).
 bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, TableEffects* effects) {
-  auto it = waiting_.find(key);
-  const uint64_t cost = kWaitEntryCost + (it == waiting_.end() ? WaitKeyCost(key) : 0);
+  auto& shard = waiting_.ShardOf(key);
+  auto it = shard.find(key);
+  const uint64_t cost = kWaitEntryCost + (it == shard.end() ? WaitKeyCost(key) : 0);
   const uint64_t share = budget_->limits().max_connection_bytes;
   if (waiter.held + cost > share) {
     effects->error = "a wait of more than " + ByteSize(share) +
@@ -493,7 +494,7 @@ bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, Tabl
     return false;
   }
   if (!Fits(cost)) return Refuse("registering a wait on key " + QuotedKey(key), effects);
-  if (it == waiting_.end()) it = waiting_.try_emplace(key).first;
+  if (it == shard.end()) it = shard.try_emplace(key).first;
   it->second.push_back({conn, waiter.ticket});
   budget_->AddHeld(cost);
   waiter.held += cost;
@@ -503,12 +504,13 @@ bool KvTable::Register(ConnId conn, const std::string& key, Waiter& waiter, Tabl
 }
 
 void KvTable::Touch(std::string_view key, TableEffects* effects) {
-  if (waiting_.empty()) return;
-  auto it = waiting_.find(key);
-  if (it == waiting_.end()) return;
+  if (total_entries_ == 0) return;
+  auto& shard = waiting_.ShardOf(key);
+  auto it = shard.find(key);
+  if (it == shard.end()) return;
   std::vector<WaitEntry> entries = std::move(it->second);
   budget_->RemoveHeld(WaitKeyCost(it->first));
-  waiting_.erase(it);
+  shard.erase(it);
   ReleaseEntries(entries.size());
   total_entries_ -= entries.size();
   for (const auto& entry : entries) CountTouch(entry, effects);
@@ -531,8 +533,9 @@ bool KvTable::CountTouch(const WaitEntry& entry, TableEffects* effects) {
 
 // QUEUE_PUSH wakes only the oldest live waiter on the key.
 void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
-  auto it = waiting_.find(key);
-  if (it == waiting_.end()) return;
+  auto& shard = waiting_.ShardOf(key);
+  auto it = shard.find(key);
+  if (it == shard.end()) return;
   auto& entries = it->second;
   size_t used = 0;
   while (used < entries.size() && !CountTouch(entries[used++], effects)) {
@@ -542,7 +545,7 @@ void KvTable::WakeOne(std::string_view key, TableEffects* effects) {
   ReleaseEntries(used);
   if (entries.empty()) {
     budget_->RemoveHeld(WaitKeyCost(it->first));
-    waiting_.erase(it);
+    shard.erase(it);
   }
 }
 
@@ -550,34 +553,7 @@ void KvTable::DropWait(ConnId conn) {
   if (conn >= waiters_.size() || waiters_[conn].ticket == 0) return;
   stale_entries_ += waiters_[conn].remaining;
   waiters_[conn] = Waiter{};
-  // When no live entry is left (the last waiter went), everything is swept: a closed
-  // connection's registrations must not stay in memory for want of more closes.
-  if ((stale_entries_ > kSweepThreshold && stale_entries_ * 2 > total_entries_) ||
-      (stale_entries_ > 0 && stale_entries_ >= total_entries_)) {
-    SweepStaleEntries();
-  }
-}
-
-void KvTable::SweepStaleEntries() {
-  for (auto it = waiting_.begin(); it != waiting_.end();) {
-    auto& entries = it->second;
-    auto stale = [this](const WaitEntry& entry) {
-      return waiters_[entry.conn].ticket != entry.ticket;
-    };
-    auto tail = std::remove_if(entries.begin(), entries.end(), stale);
-    const auto removed = static_cast<size_t>(entries.end() - tail);
-    total_entries_ -= removed;
-    ReleaseEntries(removed);
-    entries.erase(tail, entries.end());
-    if (entries.empty()) {
-      budget_->RemoveHeld(WaitKeyCost(it->first));
-      it = waiting_.erase(it);
-    } else {
-      if (removed > 0 && entries.capacity() > 2 * entries.size()) entries.shrink_to_fit();
-      ++it;
-    }
-  }
-  stale_entries_ = 0;
+  StartSweep();
 }
 
 void KvTable::Disconnect(ConnId conn, TableEffects* effects) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "rendezvous/store/owner_table.h"
+#include "rendezvous/store/sharded_map.h"
 #include "rendezvous/store/store_budget.h"
 #include "rendezvous/store/wire/wire_format.h"
 
@@ -48,6 +49,8 @@ struct TableEffects {
   // With `error`: a limit refused the request (the budget, a reply size, the watches of one
   // connection); the error names it, and the server reports it.
   bool refused = false;
+  // With `refused`: it was the memory budget (not a reply size, a watch or a wait limit).
+  bool over_budget = false;
   // The request is not finished (a long one, applied in slices): the table kept it. Deliver
   // what it produced, then call KvTable::Continue for the same connection after other work ran.
   bool more = false;
@@ -79,9 +82,13 @@ class KvTable {
   // pending waits stay registered. O(watched keys): the entries are only set aside, and
   // ReleaseSome() frees them.
   int64_t Clear(TableEffects* effects);
-  // Frees up to `max_entries` entries that Clear() set aside; true while some remain. The server
-  // calls it in turns of its loop, so that freeing 140,000 keys never holds the loop.
+  // Frees up to `max_entries` entries that Clear() set aside, and sweeps up to as many keys'
+  // stale wait registrations (those of waits cancelled, replaced or gone with their connection);
+  // true while some of either remain (releasing()). The server calls it in turns of its loop, so
+  // that freeing 140,000 keys, or a million registrations of closed connections, never holds the
+  // loop: a stale registration stays in the budget until it is swept.
   bool ReleaseSome(size_t max_entries);
+  bool releasing() const { return sweeping_ || !cleared_keys_.empty() || !cleared_queues_.empty(); }
 
   // Inspection (tests, stats).
   size_t num_keys() const { return data_.size(); }
@@ -101,7 +108,7 @@ class KvTable {
 
   // One registration of a connection's wait on a key. It is live while the connection's
   // current ticket equals `ticket`; a cancelled or overwritten wait leaves stale entries that are
-  // skipped when the key is touched and swept in bulk (SweepStaleEntries).
+  // skipped when the key is touched and swept in slices (SweepSome).
   struct WaitEntry {
     ConnId conn;
     uint64_t ticket;
@@ -173,7 +180,11 @@ class KvTable {
   void WakeOne(std::string_view key, TableEffects* effects);
   bool CountTouch(const WaitEntry& entry, TableEffects* effects);
   void DropWait(ConnId conn);
-  void SweepStaleEntries();
+  using WaitShard = ShardedMap<std::vector<WaitEntry>>::Shard;
+  // The sweep of stale registrations (kv_wait_sweep.cpp).
+  void StartSweep();
+  bool SweepSome(size_t max_keys);
+  size_t SweepBucket(WaitShard& shard, size_t bucket);
   Waiter& WaiterOf(ConnId conn);
   void Notify(std::string_view key, uint8_t type, std::string_view old_value,
               std::string_view new_value, TableEffects* effects);
@@ -184,11 +195,18 @@ class KvTable {
   Map<Bytes> data_;
   uint64_t key_bytes_ = 0;  // sum of data_'s key sizes: LIST_KEYS is sized in O(1)
   Map<std::deque<Bytes>> queues_;
-  Map<std::vector<WaitEntry>> waiting_;
-  std::vector<Waiter> waiters_;  // indexed by ConnId
+  ShardedMap<std::vector<WaitEntry>> waiting_;  // split: its keys can be millions
+  std::vector<Waiter> waiters_;                 // indexed by ConnId
   uint64_t next_ticket_ = 1;
   size_t total_entries_ = 0;  // entries in waiting_, live or stale
   size_t stale_entries_ = 0;
+  // A sweep in progress walks waiting_'s shards and their buckets from sweep_bucket_ of
+  // sweep_shard_ (a rehash between slices only makes that pass miss some entries; a later pass
+  // takes them).
+  bool sweeping_ = false;
+  size_t sweep_shard_ = 0;
+  size_t sweep_bucket_ = 0;
+  size_t sweep_removed_ = 0;                                      // entries the pass removed so far
   Map<std::vector<ConnId>> watchers_;                             // legacy WATCH_KEY
   std::unordered_map<ConnId, std::vector<std::string>> watched_;  // for Disconnect
   OwnerTable owners_;                                             // CLAIM and WILL

@@ -71,7 +71,8 @@ bool StoreServerImpl::HoldInput(StoreSession& session) {
   Refuse(session, CommandName(session.decoder().request().command),
          "holding " + ByteSize(held) + " of input for an unfinished request would exceed " +
              (held > share ? "the limit of " + ByteSize(share) + " per connection"
-                           : budget_.Describe()));
+                           : budget_.Describe()),
+         held > share ? Over::kLimit : Over::kBudget);
   Close(session);
   return false;
 }
@@ -93,7 +94,7 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
     case Command::kClearWorkerKeys:
       effects_.Clear();
       EncodeI64(workers_.Clear(&effects_), &effects_.reply);
-      ReleaseClearedKeys();
+      ReleaseLater();
       return true;
     case Command::kWait:
     case Command::kBarrier:
@@ -111,12 +112,24 @@ bool StoreServerImpl::Apply(StoreSession& session, Request& request) {
   return true;
 }
 
-// Frees what CLEAR_WORKER_KEYS set aside, a slice per turn of the loop (a few milliseconds
-// each), so other clients and the agent's supervision are served in between.
-void StoreServerImpl::ReleaseClearedKeys() {
+// Frees what CLEAR_WORKER_KEYS set aside and sweeps the registrations of waits that went (a
+// closed connection's 131,072 keys, say), a slice per turn of the loop (a millisecond or two
+// each), so other clients and the agent's supervision are served in between. Called after
+// every turn that applied requests or closed a connection; posts at most one turn at a time.
+void StoreServerImpl::ReleaseLater() {
   constexpr size_t kReleaseSlice = 8192;
+  if (release_posted_ || stopped_ || (!workers_.releasing() && !agents_.releasing())) return;
+  release_posted_ = true;
   asio::post(io_, [self = shared_from_this()] {
-    if (self->workers_.ReleaseSome(kReleaseSlice)) self->ReleaseClearedKeys();
+    self->release_posted_ = false;
+    const uint64_t before = self->budget_.used();
+    const bool more =
+        self->workers_.ReleaseSome(kReleaseSlice) | self->agents_.ReleaseSome(kReleaseSlice);
+    if (more) self->ReleaseLater();
+    // Counted towards a heap trim, which the last slice does: one walk of the heap after a
+    // sweep of 200 MB rather than one per 16 MiB of it (each one is tens of milliseconds).
+    if (self->budget_.used() < before) self->Released(before - self->budget_.used());
+    if (!more) self->TrimSoon();
   });
 }
 
@@ -124,7 +137,10 @@ void StoreServerImpl::ReleaseClearedKeys() {
 // or closing (a failed or refused request).
 bool StoreServerImpl::Applied(StoreSession& session) {
   if (!effects_.error.empty()) {
-    if (effects_.refused) Refuse(session, CommandName(session.command()), effects_.error);
+    if (effects_.refused) {
+      Refuse(session, CommandName(session.command()), effects_.error,
+             effects_.over_budget ? Over::kBudget : Over::kLimit);
+    }
     session.CloseAfterFlush();
     return false;
   }
@@ -199,9 +215,9 @@ void StoreServerImpl::DeliverWakeups(const TableEffects& effects) {
       if (notice.bytes.size() == notice.size) {
         QueueTo(conn, notice.bytes, "a WATCH_KEY notification");
       } else if (conn < sessions_.size() && sessions_[conn]) {
-        Refuse(
-            *sessions_[conn], "a WATCH_KEY notification",
-            "a notification of " + ByteSize(notice.size) + " would exceed " + budget_.Describe());
+        Refuse(*sessions_[conn], "a WATCH_KEY notification",
+               "a notification of " + ByteSize(notice.size) + " would exceed " + budget_.Describe(),
+               Over::kBudget);
         Close(*sessions_[conn]);
       }
     }
@@ -232,7 +248,8 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
   }
   if (!budget_.CanQueue(size)) {
     Refuse(session, what,
-           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe());
+           "queueing " + ByteSize(size) + " of output would exceed " + budget_.Describe(),
+           Over::kBudget);
     Close(session);
     return nullptr;
   }
@@ -243,9 +260,17 @@ StoreSession* StoreServerImpl::Admit(ConnId conn, size_t size, std::string_view 
 // An agent's refusal has a log of its own: it ends the agent's connection (and so its part in
 // the job), and must not hide among workers' or strangers' refusals as "and N more".
 void StoreServerImpl::Refuse(StoreSession& session, std::string_view what,
-                             const std::string& reason) {
+                             const std::string& reason, Over over) {
   ++counters_.refused;
   const std::string who = session.agent() ? "the agent at " + session.peer() : session.peer();
+  // Counted whatever the log lets through: the agent's summary names one when the run fails.
+  if (over == Over::kBudget) {
+    ++counters_.budget_refusals;
+    if (session.agent()) ++counters_.agent_budget_refusals;
+    if (session.agent() || counters_.budget_refusals == 1) {
+      counters_.budget_refusal = std::string(what) + " from " + who + ": " + reason;
+    }
+  }
   auto line =
       (session.agent() ? agent_refusals_ : refusals_)
           .Admit(RateLimitedLog::Clock::now(), "store: refused " + std::string(what) + " from " +

@@ -51,6 +51,9 @@ StoreServerImpl::StoreServerImpl(asio::io_context& io, StoreServerOptions option
       budget_(options_.budget),
       workers_(&budget_, budget_.agent_reserve()),
       agents_(&budget_) {
+  // What clients make the store hold is many small blocks (waits' keys and entries): freed as
+  // they go, so that the trim after a closed attacker's million registrations is short.
+  CoalesceSmallFrees();
   Listen(options_.bind_host);
 }
 
@@ -193,10 +196,15 @@ void StoreServerImpl::Warn(RateLimitedLog& log, const std::string& line) {
   }
 }
 
-// Posted, and only after enough was freed: the trim walks the heap.
+// Posted, and only after enough was freed: the trim walks the heap. While a release runs in
+// slices (ReleaseLater), its end trims.
 void StoreServerImpl::Released(size_t bytes) {
   released_ += bytes;
-  if (released_ < kTrimAfter || trim_posted_) return;
+  if (released_ >= kTrimAfter && !release_posted_) TrimSoon();
+}
+
+void StoreServerImpl::TrimSoon() {
+  if (released_ == 0 || trim_posted_) return;
   trim_posted_ = true;
   asio::post(io_, [self = shared_from_this()] {
     self->trim_posted_ = false;
@@ -217,6 +225,7 @@ void StoreServerImpl::FlushDirty() {
   for (auto& session : batch) session->Flush();
   batch.clear();
   if (dirty_.empty()) dirty_.swap(batch);  // keep the capacity
+  ReleaseLater();  // what the requests just applied left to free (closed waits' registrations)
 }
 
 void StoreServerImpl::Close(StoreSession& session) {
@@ -249,6 +258,7 @@ void StoreServerImpl::Close(StoreSession& session) {
   if (budget_.held() < held_before) Released(held_before - budget_.held());
   free_ids_.push_back(id);
   --connection_count_;
+  ReleaseLater();  // its waits' registrations, swept in slices
   if (!closing.woken.empty() || !closing.notices.empty()) {
     DeliverWakeups(closing);
     // Posted: Close() runs inside handlers that may be delivering or flushing already.

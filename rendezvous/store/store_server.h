@@ -40,6 +40,13 @@ struct StoreCounters {
   // ("10.0.0.2"): the store's host names them when its rendezvous fails.
   uint64_t refused_handshakes = 0;
   std::string last_refused_peer;
+  // Requests refused for the memory budget (a subset of `refused`), those of agent connections,
+  // and the refusal to name when a run fails ("SET from the agent at 10.0.0.2:40000: storing
+  // ... would exceed the store's memory budget of ..."): the last agent's if any (it ended that
+  // agent's part in the job), else the first (the attacker's later ones repeat it).
+  uint64_t budget_refusals = 0;
+  uint64_t agent_budget_refusals = 0;
+  std::string budget_refusal;
 };
 
 class StoreBindError : public std::runtime_error {

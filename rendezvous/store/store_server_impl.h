@@ -67,12 +67,13 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   ConnId NewId();
   bool PeerAllowed(const tcp::socket& socket);
   void Warn(RateLimitedLog& log, const std::string& line);
+  void TrimSoon();
 
   // store_request_loop.cpp
   bool Apply(StoreSession& session, Request& request);
   bool HoldInput(StoreSession& session);
   void FinishLong(StoreSession& session);
-  void ReleaseClearedKeys();
+  void ReleaseLater();
   KvTable& TableOf(const StoreSession& session) { return session.agent() ? agents_ : workers_; }
   WireLimits SessionLimits() const;
   void DeliverWakeups(const TableEffects& effects);
@@ -82,7 +83,9 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   bool QueueTo(ConnId conn, std::string_view bytes, std::string_view what);
   bool QueueTo(ConnId conn, std::string&& bytes, std::string_view what);
   StoreSession* Admit(ConnId conn, size_t size, std::string_view what);
-  void Refuse(StoreSession& session, std::string_view what, const std::string& reason);
+  enum class Over { kLimit, kBudget };
+  void Refuse(StoreSession& session, std::string_view what, const std::string& reason,
+              Over over = Over::kLimit);
 
   // store_agent_requests.cpp
   bool AgentHandshake(StoreSession& session, Request& request);
@@ -101,10 +104,11 @@ class StoreServerImpl : public std::enable_shared_from_this<StoreServerImpl> {
   StoreBudget budget_;
   RateLimitedLog refusals_{std::chrono::seconds(1)};        // over the budget or a limit
   RateLimitedLog agent_refusals_{std::chrono::seconds(1)};  // the same, of agent connections
-  size_t released_ = 0;  // bytes of large buffers freed since the last heap trim
+  size_t released_ = 0;  // bytes freed in large buffers or many blocks since the last heap trim
   bool trim_posted_ = false;
-  KvTable workers_;  // PyTorch clients and strangers
-  KvTable agents_;   // connections that passed the agent handshake
+  bool release_posted_ = false;  // a ReleaseLater turn is queued
+  KvTable workers_;              // PyTorch clients and strangers
+  KvTable agents_;               // connections that passed the agent handshake
   RateLimitedLog refused_peers_;
   RateLimitedLog refused_agents_;
   TableEffects effects_;

@@ -131,6 +131,12 @@ TEST_CASE("a wait's registrations are in the budget and go with their connection
   CHECK(budget.held() == 5000 * (32 + 64 + 15) + 5000 * 32);
   table.Disconnect(1);
   table.Disconnect(2);
+  // Stale registrations are swept in slices by the server's loop; until then they are held.
+  CHECK(budget.held() > 0);
+  CHECK(table.releasing());
+  size_t turns = 0;
+  while (table.ReleaseSome(1000)) ++turns;
+  CHECK(turns >= 4);  // 5,000 keys, 1,000 at most per turn
   CHECK(budget.held() == 0);
   CHECK(table.wait_entries() == 0);
   // Woken waits give theirs back too.
@@ -153,6 +159,8 @@ TEST_CASE("a wait over the connection's share or the budget is refused and freed
         "a wait of more than 1.0 MiB of registrations is over the store's limit "
         "per connection");
   CHECK_FALSE(table.waiting(1));
+  while (table.ReleaseSome(4096)) {
+  }
   CHECK(budget.held() == 0);  // what it registered was swept
   // Under the share, the budget decides: 3.75 MiB take three waits of 9,000 keys (0.95 MiB of
   // registrations each, and 0.68 MiB for the request while it registers), not a fourth.
@@ -170,6 +178,8 @@ TEST_CASE("a wait over the connection's share or the budget is refused and freed
   CHECK(effects.error.find("registering a wait on key") == 0);
   CHECK(small.used() <= 4 * kMiB - 4 * kMiB / 16);
   for (ConnId conn = 1; conn <= 10; ++conn) workers.Disconnect(conn);
+  while (workers.ReleaseSome(4096)) {
+  }
   CHECK(small.held() == 0);
 }
 
@@ -190,6 +200,8 @@ TEST_CASE("a long request's own bytes stay in the budget between its slices",
   table.Apply(2, wait, &effects);
   REQUIRE(effects.more);
   table.Disconnect(2);
+  while (table.ReleaseSome(4096)) {
+  }
   CHECK(budget.held() == 0);
 }
 
@@ -311,13 +323,15 @@ TEST_CASE("waits over the budget close their connections while supervision is an
     CHECK(PingAnswered(probe, 100 + i));
   }
   // The server reads and registers behind the clients' sends: wait until it is done (the
-  // budget stays the same for 300 ms), answering the probe meanwhile.
+  // budget stays the same for 600 ms: on a loaded machine one 300 ms look saw a pause), answering
+  // the probe meanwhile.
   std::string last;
-  for (int round = 0; round < 50; ++round) {
+  int same = 0;
+  for (int round = 0; round < 50 && same < 2; ++round) {
     CHECK(PingAnswered(probe, 300 + round));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::string now = server.OnLoop([](StoreServer& s) { return s.budget().Describe(); });
-    if (now == last) break;
+    same = now == last ? same + 1 : 0;
     last = now;
   }
   int closed = 0;
@@ -367,9 +381,41 @@ TEST_CASE("an agent's write succeeds in a store the workers filled to the last b
   std::string reply = agent.Receive(4 + 8 + 512 * 1024);
   CHECK(reply.size() == 4 + 8 + 512 * 1024);
   // Over the whole budget, the agent's refusal is a line of its own.
-  agent.Send(test::EncodeTagged(3, Command::kSet, {"round/2"}, {Bytes(2 * kMiB, 'a')}));
+  try {
+    agent.Send(test::EncodeTagged(3, Command::kSet, {"round/2"}, {Bytes(2 * kMiB, 'a')}));
+  } catch (const std::runtime_error&) {
+    // refused while sending: the store closes the connection before the last bytes are sent
+    // whenever the loopback buffers cannot take all 2 MiB at once (a loaded machine)
+  }
   CHECK(agent.ClosedByPeer());
   CHECK(lines.All().find("store: refused SET from the agent at 127.0.0.1:") != std::string::npos);
+  // The counters keep it for the run's end (store_refusal_note.h): the agent's refusal, named,
+  // however many of the workers' came before it.
+  const StoreCounters counters = server.OnLoop([](StoreServer& s) { return s.counters(); });
+  CHECK(counters.budget_refusals >= 2);
+  CHECK(counters.agent_budget_refusals == 1);
+  CHECK_THAT(counters.budget_refusal,
+             Catch::StartsWith("SET from the agent at 127.0.0.1:") &&
+                 Catch::Contains("would exceed the store's memory budget of 16.0 MiB"));
+}
+
+TEST_CASE("refusals for other limits are not counted as the budget's",
+          "[rendezvous][budget][held][server]") {
+  Lines lines;
+  StoreServerOptions options = LoopbackServer::Defaults();
+  options.budget.total_bytes = 64 * kMiB;
+  options.budget.max_connection_bytes = kMiB;
+  options.report = lines.Sink();
+  LoopbackServer server(options);
+  // A WAIT of 20,000 keys is over the connection's share (its request, or its registrations):
+  // a limit, not the budget.
+  RawConnection waiter(server.port());
+  waiter.Send(EncodeIn(Dialect::kLegacy, Command::kWait, Keys('q', 20000)));
+  CHECK(waiter.ClosedByPeer());
+  const StoreCounters counters = server.OnLoop([](StoreServer& s) { return s.counters(); });
+  CHECK(counters.refused >= 1);
+  CHECK(counters.budget_refusals == 0);
+  CHECK(counters.budget_refusal.empty());
 }
 
 }  // namespace

@@ -102,6 +102,8 @@ std::vector<std::string> Decode(std::string_view stream, size_t cut, Dialect* di
   auto close = [&] {
     for (cpplaunch::ConnId conn = 1; conn <= 3; ++conn) agents.Disconnect(conn, &effects);
     workers.Disconnect(1, &effects);
+    while (agents.ReleaseSome(4096) || workers.ReleaseSome(4096)) {
+    }
     // Every wait is gone with its connection, and with it what the budget held for it.
     Require(agents.wait_entries() == 0 && workers.wait_entries() == 0);
     Require(budget.held() == 0);
