@@ -237,7 +237,7 @@ TEST_CASE("Kubeflow Trainer v2 and training-operator PET_* sets, exactly as torc
   CHECK(standalone.status == ParseStatus::kValueError);
 }
 
-TEST_CASE("--spares=K runs all but K of the engine's hosts over c10d") {
+TEST_CASE("engine spares: --spares=K runs all but K of the hosts over c10d") {
   const ParseResult r = Ok({"--spares=1", "--nproc-per-node=8", "train.py"}, SlurmTask(2));
   const LaunchOptions& o = r.options;
   CHECK(o.min_nodes == 3);
@@ -253,7 +253,7 @@ TEST_CASE("--spares=K runs all but K of the engine's hosts over c10d") {
   CHECK(Ok({"train.py"}, With(SlurmTask(1), {{"PET_SPARES", "2"}})).options.max_nodes == 2);
 }
 
-TEST_CASE("--spares refusals are one line") {
+TEST_CASE("engine spares: each refusal of --spares is one line") {
   CHECK(Refused({"--spares=1", "--nnodes=3", "train.py"}, SlurmTask(2)) ==
         "--spares=1 and --nnodes=3: give one of them (--spares=K runs all but K of the engine's "
         "hosts)");
