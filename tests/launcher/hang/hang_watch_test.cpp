@@ -4,6 +4,8 @@
 
 #include "launcher/hang/hang_watch.h"
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
@@ -20,10 +22,37 @@ using Clock = std::chrono::steady_clock;
 
 std::vector<LiveWorker> Self() { return {LiveWorker{0, ::getpid()}}; }
 
+// An idle worker: a child blocked in pause() until the test ends. Not this test process, whose
+// own sampling of /proc costs CPU time: under ASan on a loaded machine that passed the 2 % of a
+// CPU that counts as busy, and put the hang off by ticks (1.43 s against a bound of 1.1 s, once
+// in sanitized_unit_tests).
+class IdleChild {
+ public:
+  IdleChild() : pid_(::fork()) {
+    if (pid_ == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    REQUIRE(pid_ > 0);
+  }
+  ~IdleChild() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  IdleChild(const IdleChild&) = delete;
+  IdleChild& operator=(const IdleChild&) = delete;
+  std::vector<LiveWorker> Workers() const { return {LiveWorker{0, pid_}}; }
+
+ private:
+  pid_t pid_;
+};
+
 TEST_CASE("HangWatch: an idle worker is a hang after the timeout", "[agent][hang_watch]") {
   boost::asio::io_context io;
+  const IdleChild idle;
   Clock::time_point fired{};
-  HangWatch watch(io, 500ms, Self, [&] { fired = Clock::now(); });
+  HangWatch watch(
+      io, 500ms, [&] { return idle.Workers(); }, [&] { fired = Clock::now(); });
   const Clock::time_point start = Clock::now();
   watch.Start();
   io.run_for(3s);
