@@ -14,7 +14,7 @@
 namespace cpplaunch {
 namespace {
 
-// Times in UTC with the offset, as post-mortems compare hosts' logs.
+// Local time with its offset from UTC, so that post-mortems can line up hosts' logs.
 constexpr const char* kFilePattern = "%Y-%m-%d %H:%M:%S.%e %z %l: %v";
 
 spdlog::level::level_enum SpdLevel(LogLevel level) {
@@ -56,8 +56,9 @@ struct AgentLog::Sinks {
   spdlog::logger kept{"cpplaunch-kept"};  // agent.log (or its backlog) only
 };
 
-AgentLog::AgentLog(LogLevel level, Console console)
-    : level_(level), sinks_(std::make_unique<Sinks>()) {
+AgentLog::AgentLog(const LogLevelSetting& setting, Console console)
+    : level_(setting.level), sinks_(std::make_unique<Sinks>()) {
+  const LogLevel level = setting.level;
   // Said lines are logged at WARNING and reach the console even at LOGLEVEL=ERROR: they name
   // what went wrong, and hiding them would leave a failed job unexplained.
   const auto console_level = std::min(SpdLevel(level), spdlog::level::warn);
@@ -73,6 +74,7 @@ AgentLog::AgentLog(LogLevel level, Console console)
   sinks_->logger.flush_on(spdlog::level::trace);
   sinks_->kept.sinks() = {sinks_->backlog};
   sinks_->kept.flush_on(spdlog::level::trace);
+  if (!setting.warning.empty()) Say(setting.warning);
 }
 
 AgentLog::~AgentLog() = default;

@@ -32,7 +32,8 @@ class AgentLog {
   using Console = std::function<void(std::string_view line)>;
   static constexpr size_t kBacklog = 64;
 
-  AgentLog(LogLevel level, Console console);
+  // A LOGLEVEL that was no level (`setting.warning`) is said at once, in its one line.
+  AgentLog(const LogLevelSetting& setting, Console console);
   ~AgentLog();
   AgentLog(const AgentLog&) = delete;
   AgentLog& operator=(const AgentLog&) = delete;
@@ -46,9 +47,7 @@ class AgentLog {
   // at ERROR, one entry per line.
   void Keep(std::string_view block);
 
-  // Whether Info lines reach the console; whether Debug lines go anywhere (callers skip
-  // building them otherwise).
-  bool verbose() const { return level_ <= LogLevel::kInfo; }
+  // Whether Debug lines go anywhere (callers skip building them otherwise).
   bool debug() const { return level_ == LogLevel::kDebug; }
 
   // Starts agent.log at `path` (created or truncated, mode 0644, not inherited by the workers)

@@ -19,11 +19,9 @@ AgentConsole::AgentConsole(boost::asio::io_context& io, int stdout_fd, int stder
                         ? nullptr
                         : std::make_unique<ConsoleWriter>(io, stderr_fd)),
       err_(separate_err_ ? *separate_err_ : out_),
-      log_(LevelOf(env).level, [this](std::string_view line) {
+      log_(LevelOf(env), [this](std::string_view line) {
         err_.Write("cpplaunch: " + std::string(line) + "\n");
-      }) {
-  if (auto warning = LevelOf(env).warning; !warning.empty()) Say(warning);
-}
+      }) {}
 
 void AgentConsole::Flush(std::chrono::steady_clock::time_point deadline,
                          std::function<void()> flushed) {

@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "process_test_util.h"
@@ -20,8 +20,9 @@ using testing::TempDir;
 struct Logged {
   std::vector<std::string> console;
   AgentLog log;
-  explicit Logged(LogLevel level)
-      : log(level, [this](std::string_view line) { console.emplace_back(line); }) {}
+  explicit Logged(LogLevel level, std::string warning = "")
+      : log(LogLevelSetting{level, std::move(warning)},
+            [this](std::string_view line) { console.emplace_back(line); }) {}
 };
 
 std::vector<std::string> FileLines(const std::string& path) {
@@ -44,7 +45,6 @@ TEST_CASE("AgentLog: the console shows said lines always, INFO and DEBUG as aske
   warning.log.Info("info");
   warning.log.Debug("debug");
   CHECK(warning.console == std::vector<std::string>{"said"});
-  CHECK_FALSE(warning.log.verbose());
   CHECK_FALSE(warning.log.debug());
 
   Logged info(LogLevel::kInfo);
@@ -58,6 +58,10 @@ TEST_CASE("AgentLog: the console shows said lines always, INFO and DEBUG as aske
   CHECK(debug.console == std::vector<std::string>{"info", "debug"});
 
   // LOGLEVEL=ERROR hides no said line: they name what went wrong.
+  // A LOGLEVEL that is no level is said once, at the start.
+  Logged unknown(LogLevel::kWarning, "LOGLEVEL=chatty is not a log level");
+  CHECK(unknown.console == std::vector<std::string>{"LOGLEVEL=chatty is not a log level"});
+
   Logged error(LogLevel::kError);
   error.log.Say("error: it broke");
   error.log.Info("info");
