@@ -73,28 +73,35 @@ def wait_workers(job, hosts, restart, timeout):
     raise Failure(f"workers of {hosts} did not run in attempt {restart}\n{output(job)}")
 
 
-def spare_takes_slot(cpplaunch, report, nnodes):
-    port = free_port()
-    job = Job(cpplaunch, {})
+def full_job_with_spare(job, nnodes, extra_conf=""):
+    """Starts 3 members (m0 serves the store) running attempt 0 and a spare that waits, in `job`
+    (the caller closes it); returns (agents by name, {member: its attempt-0 stamps})."""
     args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares", "--max-restarts=1",
-            f"--rdzv-endpoint={LOCAL}:{port}", f"--nproc-per-node={NPROC}",
-            "--rdzv-conf=join_timeout=60"]
+            f"--rdzv-endpoint={LOCAL}:{free_port()}", f"--nproc-per-node={NPROC}",
+            "--rdzv-conf=join_timeout=60" + extra_conf]
+    first = start(job, "m0", args)
+    check(first.wait_line("serves the job's store", 30) is not None,
+          f"m0 does not serve the store\n{output(job)}")
+    for name in ("m1", "m2"):
+        start(job, name, args)
+    members = ["m0", "m1", "m2"]
+    wait_workers(job, members, 0, 60)
+    before = {h: stamps(job, h, 0) for h in members}
+    spare = start(job, "spare", args)
+    check(spare.wait_line("this host waits for a free place", 20) is not None,
+          f"the spare never said it waits for a free place\n{output(job)}")
+    return {a.name: a for a in job.agents}, before
+
+
+def spare_takes_slot(cpplaunch, report, nnodes):
+    job = Job(cpplaunch, {})
     try:
-        first = start(job, "m0", args)
-        check(first.wait_line("serves the job's store", 30) is not None,
-              f"m0 does not serve the store\n{output(job)}")
-        for name in ("m1", "m2"):
-            start(job, name, args)
-        members = ["m0", "m1", "m2"]
-        wait_workers(job, members, 0, 60)
-        before = {h: stamps(job, h, 0) for h in members}
-        spare = start(job, "spare", args)
-        check(spare.wait_line("this host waits for a free place", 20) is not None,
-              f"the spare never said it waits for a free place\n{output(job)}")
+        agents, before = full_job_with_spare(job, nnodes)
+        members, spare = ["m0", "m1", "m2"], agents["spare"]
         # The victim: the member that does not serve the store and has the middle group rank
         # if it can, so that a fresh sort would move the other survivors.
         victim_name = next((h for h in ("m1", "m2") if before[h][0][1] == 1), "m2")
-        victim = next(a for a in job.agents if a.name == victim_name)
+        victim = agents[victim_name]
         lost_group_rank = before[victim_name][0][1]
         killed_at = time.time()
         victim.kill()  # the agent's process group: the agent and its workers
@@ -113,10 +120,9 @@ def spare_takes_slot(cpplaunch, report, nnodes):
         check(f"complete: node rank {lost_group_rank} of 3" in spare.output,
               f"the spare does not say which slot it took\n{out}")
         # Every survivor names the spare and the lost host whose slot it took.
-        for agent in job.agents:
-            if agent.name in survivors:
-                check(f"took group rank {lost_group_rank}, the slot of " in agent.output,
-                      f"{agent.name} does not say who took the lost slot\n{out}")
+        for name in survivors:
+            check(f"took group rank {lost_group_rank}, the slot of " in agents[name].output,
+                  f"{name} does not say who took the lost slot\n{out}")
         delay = running_at - killed_at
         report(f"--nnodes={nnodes}: member with group rank {lost_group_rank} SIGKILLed; the spare took its slot, "
                f"survivors' ranks unchanged; every worker of attempt 1 running "
@@ -141,30 +147,10 @@ def ranks_of(found):
     return {local: values[:2] for local, values in found.items()}
 
 
-def full_job_with_spare(nnodes, extra_conf=""):
-    """3 members running attempt 0 and a waiting spare; returns (job, agents by name, ranks)."""
-    port = free_port()
-    job = Job(CPPLAUNCH_PATH[0], {})
-    args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares", "--max-restarts=1",
-            f"--rdzv-endpoint={LOCAL}:{port}", f"--nproc-per-node={NPROC}",
-            "--rdzv-conf=join_timeout=60" + extra_conf]
-    first = start(job, "m0", args)
-    check(first.wait_line("serves the job's store", 30) is not None,
-          f"m0 does not serve the store\n{output(job)}")
-    for name in ("m1", "m2"):
-        start(job, name, args)
-    wait_workers(job, ["m0", "m1", "m2"], 0, 60)
-    before = {h: stamps(job, h, 0) for h in ("m0", "m1", "m2")}
-    spare = start(job, "spare", args)
-    check(spare.wait_line("this host waits for a free place", 20) is not None,
-          f"the spare never said it waits for a free place\n{output(job)}")
-    return job, {a.name: a for a in job.agents}, before
-
-
 def scenario_spare_dies_waiting(cpplaunch, report):
-    CPPLAUNCH_PATH[0] = cpplaunch
-    job, agents, before = full_job_with_spare("2:3", ",last_call_timeout=1")
+    job = Job(cpplaunch, {})
     try:
+        agents, before = full_job_with_spare(job, "2:3", ",last_call_timeout=1")
         agents["spare"].kill()
         check(agents["spare"].wait(10) == -signal.SIGKILL, "the spare did not die")
         agents["m2"].kill()
@@ -186,9 +172,9 @@ def scenario_spare_dies_waiting(cpplaunch, report):
 
 
 def scenario_two_lost_one_spare(cpplaunch, report):
-    CPPLAUNCH_PATH[0] = cpplaunch
-    job, agents, before = full_job_with_spare("2:3", ",last_call_timeout=2")
+    job = Job(cpplaunch, {})
     try:
+        agents, before = full_job_with_spare(job, "2:3", ",last_call_timeout=2")
         killed_at = time.time()
         for name in ("m1", "m2"):
             agents[name].kill()
@@ -243,8 +229,6 @@ def scenario_spare_not_needed(cpplaunch, report):
     finally:
         close(job)
 
-
-CPPLAUNCH_PATH = [None]
 
 SCENARIOS = {
     "spare_takes_slot": scenario_spare_takes_slot,
