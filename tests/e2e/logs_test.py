@@ -35,14 +35,16 @@ def free_port():
 
 
 class Agents:
-    """Two agents of a static job on loopback (--nnodes=2), node rank 0 hosting the store.
-    `args[node]` are that agent's options and program; every agent is killed with its process
-    group on exit."""
+    """Two agents of a job on loopback (--nnodes=2): static, node rank 0 hosting the store, or
+    with `c10d` the dynamic backend, the first to bind hosting it. `args[node]` are that agent's
+    options and program; every agent is killed with its process group on exit."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, c10d=False):
         port = free_port()
         self.procs = [subprocess.Popen(
-            [CPPLAUNCH, "--nnodes=2", f"--node-rank={node}", f"--master-port={port}",
+            [CPPLAUNCH, "--nnodes=2",
+             *(["--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}"] if c10d else
+               [f"--node-rank={node}", f"--master-port={port}"]),
              "--rdzv-id=logs", *args[node]],
             env=env or clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True) for node in (0, 1)]
@@ -204,22 +206,13 @@ class AgentLog(unittest.TestCase):
 
     def test_debug_traces_each_rendezvous_and_store_step(self):
         log_dirs = [os.path.join(self.tmp, f"host{i}") for i in (0, 1)]
-        port = free_port()
-        procs = [subprocess.Popen(
-            [CPPLAUNCH, "--nnodes=2", "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}",
-             "--rdzv-id=traced", f"--log-dir={log_dir}", "--no-python", "/bin/true"],
-            env=clean_env(LOGLEVEL="DEBUG"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, start_new_session=True) for log_dir in log_dirs]
-        try:
-            errs = [proc.communicate(timeout=60)[1] for proc in procs]
-        finally:
-            for proc in procs:
-                if proc.poll() is None:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                    proc.communicate()
-        self.assertEqual([proc.returncode for proc in procs], [0, 0], errs)
+        args = [[f"--log-dir={log_dir}", "--no-python", "/bin/true"] for log_dir in log_dirs]
+        with Agents(args, clean_env(LOGLEVEL="DEBUG"), c10d=True) as agents:
+            errs = [proc.communicate(timeout=60)[1] for proc in agents.procs]
+            codes = [proc.returncode for proc in agents.procs]
+        self.assertEqual(codes, [0, 0], errs)
         both = "\n".join(errs)
-        self.assertRegex(both, r"cpplaunch: store: CLAIM 'cpplaunch/traced/dynamic/alive/[^']+' "
+        self.assertRegex(both, r"cpplaunch: store: CLAIM 'cpplaunch/logs/dynamic/alive/[^']+' "
                                r"answered in \d+ us")
         self.assertIn("cpplaunch: rendezvous: join queue: admitted", both)
         self.assertIn("cpplaunch: rendezvous round 0 complete", both)
