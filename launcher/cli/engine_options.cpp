@@ -50,7 +50,8 @@ int Spares(const RawValues& raw) {
   return ToInt(ParsePythonInt(raw.at(OptionId::kSpares).text)).value_or(0);
 }
 
-// --spares=K: N-K of the engine's N hosts run; the others wait in the c10d rendezvous.
+// --spares=K in place of SettleNnodes: N-K of the engine's N hosts run; the others wait in the
+// c10d rendezvous.
 void SettleSpares(RawValues& raw, const EngineFacts& facts, int spares) {
   const std::string given = AsGiven(raw, OptionId::kSpares);
   if (spares < 0) Refuse(given + ": the number of spare hosts cannot be negative");
@@ -58,7 +59,11 @@ void SettleSpares(RawValues& raw, const EngineFacts& facts, int spares) {
     Refuse(given + " and " + AsGiven(raw, OptionId::kNnodes) +
            ": give one of them (--spares=K runs all but K of the engine's hosts)");
   }
-  if (facts.nnodes != 0 && facts.nnodes - spares < 2) {
+  if (facts.nnodes == 0) {
+    Refuse(given + " needs the number of hosts, which " + facts.label +
+           " does not say: start the extra hosts yourself with --nnodes=MIN:MAX");
+  }
+  if (facts.nnodes - spares < 2) {
     Refuse(given + " leaves fewer than 2 hosts to run: " + facts.label + " has " +
            std::to_string(facts.nnodes) + " nodes");
   }
@@ -69,10 +74,8 @@ void SettleSpares(RawValues& raw, const EngineFacts& facts, int spares) {
     }
     Fill(raw, OptionId::kRdzvBackend, "c10d");
   }
-  if (facts.nnodes != 0) {
-    const std::string running = std::to_string(facts.nnodes - spares);
-    Fill(raw, OptionId::kNnodes, running + ":" + running);
-  }
+  const std::string running = std::to_string(facts.nnodes - spares);
+  Fill(raw, OptionId::kNnodes, running + ":" + running);
 }
 
 // The node count: the engine's, or a given one it must fit (N, or MIN:MAX around N).
@@ -87,7 +90,6 @@ void SettleNnodes(RawValues& raw, const EngineFacts& facts) {
     Fill(raw, OptionId::kNnodes, std::to_string(facts.nnodes));
     return;
   }
-  if (raw.at(OptionId::kNnodes).source == OptionSource::kEngine) return;  // --spares set it
   const std::string& text = raw.at(OptionId::kNnodes).text;
   const size_t colon = text.find(':');
   auto min = ToInt(ParsePythonInt(text.substr(0, colon)));
@@ -195,8 +197,11 @@ Engine ApplyEngine(RawValues& raw, const EnvMap& env, std::vector<std::string>& 
     return Engine::kNone;
   }
   const EngineFacts& facts = *reading.facts;
-  if (spares != 0) SettleSpares(raw, facts, spares);
-  SettleNnodes(raw, facts);
+  if (spares != 0) {
+    SettleSpares(raw, facts, spares);
+  } else {
+    SettleNnodes(raw, facts);
+  }
   SettleNodeRank(raw, facts);
   const bool one_node = OneNode(raw);
   if (Given(raw, OptionId::kStandalone) && raw.at(OptionId::kStandalone).text == "1" && !one_node) {

@@ -264,6 +264,10 @@ TEST_CASE("engine spares: each refusal of --spares is one line") {
   CHECK(Refused({"--spares=1", "--rdzv-backend=static", "train.py"}, SlurmTask(2)) ==
         "--spares=1 needs an elastic rendezvous: use --rdzv-backend=c10d (or etcd-v3), not "
         "--rdzv-backend=static");
+  CHECK(Refused({"--spares=1", "--master-addr=job-0.svc", "t.py"},
+                With(kPod, {{"JOB_COMPLETION_INDEX", "1"}})) ==
+        "--spares=1 needs the number of hosts, which Indexed Job pod 1 does not say: start the "
+        "extra hosts yourself with --nnodes=MIN:MAX");
   CHECK(Refused({"--spares=1", "--nnodes=2", "train.py"}, {}) ==
         "--spares=1 needs an engine that says how many hosts the job has (Slurm, MPI or "
         "Kubernetes); without one, start the extra hosts yourself with --nnodes=MIN:MAX");
