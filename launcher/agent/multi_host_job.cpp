@@ -292,7 +292,7 @@ void MultiHostJob::Decide(const AttemptResult& result, const RoundEnd& end,
   AttemptDecision decision = AfterRoundEnd(result, end, restart_count_, max_restarts_);
   if (decision.next == NextStep::kNextAttempt) {
     next_round_ = RoundTransition{session_.round().round, restart_count_, decision.consumes_restart,
-                                  LostSeat(end)};
+                                  LostSeat(end), FailedSeat(end)};
   } else {
     // Late hosts of a dynamic job learn that it failed instead of waiting for a round.
     session_.CloseRendezvous("the job failed: " + end.Describe());

@@ -19,6 +19,7 @@ enum Family : unsigned {
   kEtcd = 4,
   kEvery = kStatic | kC10d | kEtcd,
   kStoreElection = kStatic | kC10d,
+  kDynamic = kC10d | kEtcd,
 };
 
 // Reads one key's value into the settings; false with *error (one line) when malformed.
@@ -65,6 +66,20 @@ bool ReadKeepAliveMaxAttempt(const std::string& key, const std::string& value, R
     return false;
   }
   out->timings.keep_alive_max_attempt = static_cast<int>(std::min<int64_t>(*attempts, INT32_MAX));
+  return true;
+}
+
+bool ReadQuarantineAfter(const std::string& key, const std::string& value, RdzvSettings* out,
+                         std::string* error) {
+  RdzvConfig one;
+  one.Set(key, value);
+  auto after = one.GetInt(key, 0, error);
+  if (!after) return false;
+  if (*after < 0) {
+    *error = "The rendezvous configuration option 'quarantine_after' must be at least 0 (0: never)";
+    return false;
+  }
+  out->quarantine_after = static_cast<int>(std::min<int64_t>(*after, INT32_MAX));
   return true;
 }
 
@@ -165,6 +180,7 @@ constexpr Key kKeys[] = {
     {"key", kEtcd, nullptr},
     {"last_call_timeout", kEvery, ReadSeconds<&RdzvTimings::last_call_timeout>},
     {"protocol", kEtcd, nullptr},
+    {"quarantine_after", kDynamic, ReadQuarantineAfter},
     {"read_timeout", kEvery, ReadSeconds<&RdzvTimings::read_timeout>},
     {"secret_file", kEvery, ReadSecretFilePath},
     {"ssl_cert", kEtcd, nullptr},

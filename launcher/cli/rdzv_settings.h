@@ -12,6 +12,8 @@
 //                   secret_file, allowed_peers, store_max_bytes (the store the agent, or for
 //                   etcd each round's first host, serves: docs/security.md)
 //   static, c10d    is_host (a boolean: this agent serves the store)
+//   c10d, etcd,     quarantine_after (an integer >= 0: set a host aside after it was the root
+//   etcd-v2, -v3    cause of that many failed attempts, when a spare can take its place; 0: never)
 //   etcd, etcd-v2,  protocol (http|https), cacert|ca_cert, cert|ssl_cert, key|ssl_cert_key,
 //   etcd-v3         etcd_prefix (starts with '/')
 
@@ -72,8 +74,9 @@ struct EtcdConfSettings {
 struct RdzvSettings {
   RdzvTimings timings;
   StoreSettings store;
-  std::optional<bool> is_host;  // static and c10d only; nullopt: the agent decides
-  EtcdConfSettings etcd;        // the etcd backends only
+  std::optional<bool> is_host;          // static and c10d only; nullopt: the agent decides
+  std::optional<int> quarantine_after;  // dynamic backends only; nullopt: the default, 2
+  EtcdConfSettings etcd;                // the etcd backends only
 
   friend bool operator==(const RdzvSettings&, const RdzvSettings&) = default;
 };

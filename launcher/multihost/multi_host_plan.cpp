@@ -78,6 +78,7 @@ void FillRendezvous(const LaunchOptions& o, const std::string& hostname, const N
   r.max_nodes = o.max_nodes;
   r.node_rank = o.node_rank;
   r.max_restarts = o.max_restarts;
+  r.quarantine_after = o.rdzv.quarantine_after.value_or(r.quarantine_after);
   r.command_digest = CommandDigest(o);
   r.store_host = plan->store_host;
   r.store_port = plan->store_port;

@@ -81,6 +81,8 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
       case JoinAction::kClosed:
         if (waited && decision.message == kJobFinished) throw NotNeeded(settings_);
         throw ClosedError(decision);
+      case JoinAction::kQuarantined:
+        throw SetAsideError(settings_, decision);
       case JoinAction::kMismatch:
         co_await RefuseMismatch(&snapshot, decision);  // throws
         break;

@@ -21,20 +21,24 @@ bool ToInt(std::string_view text, int64_t min, int64_t max, int64_t* out) {
 std::optional<QueuedJoin> ParseLine(std::string_view line) {
   const std::vector<std::string_view> f = Split(line, ',');
   // Optional trailing fields: the 8th, the lost seat (-1: none), is written when there is one or
-  // when a 9th, the command digest, follows.
-  if (f.size() < 7 || f.size() > 9 || f[0].empty() ||
+  // when a 9th, the command digest, follows; the 10th and 11th (the failed seat, quarantine_after)
+  // come together, when the request names a failed seat.
+  if (f.size() < 7 || f.size() > 11 || f.size() == 10 || f[0].empty() ||
       f[0].size() > record_limits::kMaxNodeIdBytes ||
-      (f.size() == 9 && f[8].size() > record_limits::kMaxCommandDigestBytes)) {
+      (f.size() >= 9 && f[8].size() > record_limits::kMaxCommandDigestBytes)) {
     return std::nullopt;
   }
   int64_t attempt, min_nodes, max_nodes, last_call, min_round, restart, lost_seat = -1;
+  int64_t failed_seat = -1, quarantine_after = JoinRequest{}.quarantine_after;
   namespace limits = record_limits;
   if (!ToInt(f[1], 0, INT64_MAX, &attempt) || !ToInt(f[2], 1, limits::kMaxNodes, &min_nodes) ||
       !ToInt(f[3], min_nodes, limits::kMaxNodes, &max_nodes) ||
       !ToInt(f[4], 0, INT64_MAX / 2, &last_call) ||
       !ToInt(f[5], 0, limits::kMaxCount, &min_round) ||
       !ToInt(f[6], 0, limits::kMaxCount, &restart) ||
-      (f.size() >= 8 && !ToInt(f[7], -1, limits::kMaxNodes - 1, &lost_seat))) {
+      (f.size() >= 8 && !ToInt(f[7], -1, limits::kMaxNodes - 1, &lost_seat)) ||
+      (f.size() == 11 && (!ToInt(f[9], -1, limits::kMaxNodes - 1, &failed_seat) ||
+                          !ToInt(f[10], 0, limits::kMaxCount, &quarantine_after)))) {
     return std::nullopt;
   }
   QueuedJoin join;
@@ -46,7 +50,9 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
   join.request.min_round = min_round;
   join.request.restart_count = static_cast<int>(restart);
   join.request.lost_seat = static_cast<int>(lost_seat);
-  if (f.size() == 9) join.request.command_digest = std::string(f[8]);
+  if (f.size() >= 9) join.request.command_digest = std::string(f[8]);
+  join.request.failed_seat = static_cast<int>(failed_seat);
+  join.request.quarantine_after = static_cast<int>(quarantine_after);
   return join;
 }
 
@@ -57,9 +63,12 @@ std::string EncodeJoinLine(const QueuedJoin& join) {
   return r.node_id + "," + std::to_string(join.attempt) + "," + std::to_string(r.min_nodes) + "," +
          std::to_string(r.max_nodes) + "," + std::to_string(r.last_call_timeout.count()) + "," +
          std::to_string(r.min_round) + "," + std::to_string(r.restart_count) +
-         (!r.command_digest.empty() ? "," + std::to_string(r.lost_seat) + "," + r.command_digest
-          : r.lost_seat >= 0        ? "," + std::to_string(r.lost_seat)
-                                    : "") +
+         (r.failed_seat >= 0
+              ? "," + std::to_string(r.lost_seat) + "," + r.command_digest + "," +
+                    std::to_string(r.failed_seat) + "," + std::to_string(r.quarantine_after)
+          : !r.command_digest.empty() ? "," + std::to_string(r.lost_seat) + "," + r.command_digest
+          : r.lost_seat >= 0          ? "," + std::to_string(r.lost_seat)
+                                      : "") +
          "\n";
 }
 

@@ -25,12 +25,23 @@ JoinRequest JoinRequestFor(const RendezvousSettings& settings,
   me.min_round = previous ? previous->round + 1 : 0;
   me.restart_count = previous ? previous->restart_count + (previous->failure ? 1 : 0) : 0;
   me.lost_seat = previous ? previous->lost_group_rank : -1;
+  me.failed_seat = previous ? previous->failed_group_rank : -1;
+  me.quarantine_after = settings.quarantine_after;
   return me;
 }
 
 int LostSeat(const RoundEnd& end) {
   const bool gone = end.kind == RoundEndKind::kPeerLost || end.kind == RoundEndKind::kAgentStopped;
   return gone ? end.node_rank : -1;
+}
+
+int FailedSeat(const RoundEnd& end) {
+  return end.kind == RoundEndKind::kWorkerFailure ? end.node_rank : -1;
+}
+
+RendezvousError SetAsideError(const RendezvousSettings& settings, const JoinDecision& decision) {
+  return RendezvousError(settings.self.Label() + " gets no place in job '" + settings.run_id +
+                         "': " + decision.message);
 }
 
 std::chrono::steady_clock::time_point WakeTime(std::chrono::steady_clock::time_point deadline,
@@ -136,8 +147,8 @@ std::string StateCounts(const RendezvousState& state) {
 }  // namespace
 
 std::string JoinStepLine(const JoinDecision& decision) {
-  static constexpr std::array<const char*, 5> kActions{"write", "wait", "done", "closed",
-                                                       "mismatch"};
+  static constexpr std::array<const char*, 6> kActions{"write",  "wait",     "done",
+                                                       "closed", "mismatch", "set aside"};
   std::string line = std::string("join step: ") +
                      kActions.at(static_cast<size_t>(decision.action)) + StateCounts(decision.next);
   if (decision.action == JoinAction::kDone) line += ": group rank " + std::to_string(decision.rank);

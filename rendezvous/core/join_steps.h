@@ -46,6 +46,13 @@ JoinRequest JoinRequestFor(const RendezvousSettings& settings,
 // stopped), for RoundTransition::lost_group_rank; -1 when the end names no such host (a worker
 // failure: the host comes back and keeps its seat).
 int LostSeat(const RoundEnd& end);
+// The group rank whose workers `end` says failed first (the round's root cause), for
+// RoundTransition::failed_group_rank; -1 for any other end.
+int FailedSeat(const RoundEnd& end);
+
+// What a node that DecideJoin set aside (JoinAction::kQuarantined, quarantine.h) throws: one
+// line naming the host, the job and why.
+RendezvousError SetAsideError(const RendezvousSettings& settings, const JoinDecision& decision);
 
 // When a waiting node looks at the state again if nothing changes: the earliest of `deadline`,
 // the next progress line and the wall-clock wake-up `wake_at_ms` (0: none), given the clocks'

@@ -91,6 +91,9 @@ struct RendezvousSettings {
   // a member silent for interval x max_attempt is lost.
   std::chrono::milliseconds keep_alive_interval{std::chrono::seconds(5)};
   int keep_alive_max_attempt = 3;
+  // Dynamic: a host that was the root cause of this many failed rounds is set aside when a spare
+  // can take its place (quarantine.h); 0: never. Not a torchrun key.
+  int quarantine_after = 2;
   // Dynamic: how long a queued join waits while the admission makes no progress before this host
   // joins by itself (the host holding the admission role may be frozen). Not a torchrun key.
   std::chrono::milliseconds queue_timeout{std::chrono::seconds(5)};
@@ -147,6 +150,9 @@ struct RoundTransition {
   // The group rank whose host the round lost (its agent died or went silent: the round's end
   // named it), -1 for none: a spare may take it in the next round (seats.h).
   int lost_group_rank = -1;
+  // The group rank whose workers failed first (the round's root cause), -1 for none: the next
+  // round counts it, and sets a host that keeps failing aside (quarantine.h).
+  int failed_group_rank = -1;
 };
 
 class AsyncStoreClient;

@@ -9,6 +9,7 @@
 
 #include "base/text.h"
 #include "rendezvous/core/node_info.h"
+#include "rendezvous/core/quarantine.h"
 #include "rendezvous/core/record_limits.h"
 #include "rendezvous/core/seats.h"
 #include "rendezvous/core/text_record.h"
@@ -117,7 +118,11 @@ void FinishRound(RendezvousState* state) {
   state->complete = true;
   state->last_call_deadline_ms = 0;
   ++state->epoch;
-  if (!state->seats.empty()) state->seats = SeatOrder(*state);
+  if (!state->seats.empty()) {
+    std::vector<std::string> order = SeatOrder(*state);
+    SetAsideReplaced(state, order);
+    state->seats = std::move(order);
+  }
   state->vacant.clear();
   state->seats_until_ms = 0;
 }
@@ -131,6 +136,12 @@ void InsertSorted(std::vector<std::string>* list, const std::string& item) {
 
 void Erase(std::vector<std::string>* list, std::string_view item) {
   list->erase(std::remove(list->begin(), list->end(), item), list->end());
+}
+
+// A node that takes a place no longer waits for one, as a joiner or as a spare.
+void StopWaiting(RendezvousState* state, std::string_view node_id) {
+  Erase(&state->wait_list, node_id);
+  RemoveSpare(state, node_id);
 }
 
 // Every write bumps the version: the driver's COMPARE_SET against the text it read then fails
@@ -154,7 +165,7 @@ JoinDecision Wait(const RendezvousState& state, int64_t wake_at_ms) {
 // Adds `me` to an incomplete round: arms the last call at MIN, completes at MAX, as torchrun's
 // dynamic rendezvous gives late joiners last_call_timeout once MIN nodes are in.
 JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t now_ms) {
-  Erase(&next.wait_list, me.node_id);
+  StopWaiting(&next, me.node_id);
   InsertSorted(&next.participants, me.node_id);
   // Hosts may come from different attempts; the job's restart count only grows.
   next.restart_count = std::max(next.restart_count, me.restart_count);
@@ -184,12 +195,24 @@ RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me, int6
   next.max_nodes = old.max_nodes;
   next.command_digest = old.command_digest;
   next.admitted = old.admitted;  // the join queue's lines stay applied
+  next.spares = old.spares;
+  next.quarantined = old.quarantined;
+  next.strikes = old.strikes;
   // Returning hosts keep their group ranks (seats.h).
   next.seats = old.complete ? GroupOrder(old) : old.seats;
   if (!old.complete) next.vacant = old.vacant;
   if (!next.seats.empty()) next.seats_until_ms = now_ms + me.last_call_timeout.count();
   MarkVacant(&next, me);
+  CountStrike(&next, me);
   return next;
+}
+
+// A host that finds no place waits as a spare, once known to the state (quarantine.h).
+JoinDecision WaitAsSpare(const RendezvousState& state, const JoinRequest& me, int64_t wake_at_ms) {
+  if (IsSpare(state, me.node_id)) return Wait(state, wake_at_ms);
+  RendezvousState next = state;
+  AddSpare(&next, me.node_id);
+  return Write(std::move(next));
 }
 
 JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& me, int64_t now_ms) {
@@ -200,7 +223,7 @@ JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& m
     }
     // Every free seat is taken (reaching MAX completes the round): a spare for the next round,
     // unless the reservations lapse first.
-    return Wait(state, now_ms < state.seats_until_ms ? state.seats_until_ms : 0);
+    return WaitAsSpare(state, me, now_ms < state.seats_until_ms ? state.seats_until_ms : 0);
   }
   if (me.restart_count > state.restart_count) {
     RendezvousState next = state;
@@ -236,7 +259,7 @@ JoinDecision DecideComplete(const RendezvousState& state, const JoinRequest& me)
   }
   if (state.IsWaiting(me.node_id)) return Wait(state, 0);
   if (static_cast<int>(state.participants.size()) >= state.max_nodes) {
-    return Wait(state, 0);  // full: wait for a slot without forcing a restart
+    return WaitAsSpare(state, me, 0);  // full: wait for a slot without forcing a restart
   }
   // A late node joins the wait list, not the complete round, whose ranks are already handed out;
   // the driver then announces it, which ends the running round (a membership change), and the
@@ -267,6 +290,9 @@ std::string RendezvousState::Encode() const {
   if (!seats.empty()) out.Add("seats", Join(seats));
   if (seats_until_ms != 0) out.AddInt("seats_until_ms", seats_until_ms);
   if (!vacant.empty()) out.Add("vacant", JoinInts(vacant));
+  if (!spares.empty()) out.Add("spares", Join(spares));
+  if (!quarantined.empty()) out.Add("quarantined", Join(quarantined));
+  if (!strikes.empty()) out.Add("strikes", EncodeStrikes(strikes));
   return out.text();
 }
 
@@ -313,9 +339,20 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
   if (!ReadList(*fields, "participants", max_list_bytes, state.max_nodes, &state.participants,
                 error) ||
       !ReadList(*fields, "wait_list", max_list_bytes, limits::kMaxNodes, &state.wait_list, error) ||
-      !ReadSeats(*fields, max_list_bytes, &state, error)) {
+      !ReadSeats(*fields, max_list_bytes, &state, error) ||
+      !ReadList(*fields, "spares", max_list_bytes, limits::kMaxNodes, &state.spares, error) ||
+      !ReadList(*fields, "quarantined", max_list_bytes, limits::kMaxNodes, &state.quarantined,
+                error)) {
     return std::nullopt;
   }
+  std::string strikes;
+  if (!fields->GetText("strikes", max_list_bytes, &strikes, error)) return std::nullopt;
+  auto decoded = DecodeStrikes(strikes);
+  if (!decoded) {
+    *error = "rendezvous state field 'strikes' is not sorted \"<node id>*<count>\" entries";
+    return std::nullopt;
+  }
+  state.strikes = std::move(*decoded);
   return state;
 }
 
@@ -368,8 +405,18 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
         "same --rdzv-id? give each job its own --rdzv-id";
     return decision;
   }
+  if (IsQuarantined(state, me.node_id)) {
+    JoinDecision decision;
+    decision.action = JoinAction::kQuarantined;
+    decision.next = state;
+    decision.message = QuarantineLine(state, me.node_id);
+    return decision;
+  }
   if (state.round < me.min_round) {
-    return AddParticipant(NewRound(state, me, now_ms), me, now_ms);
+    RendezvousState opened = NewRound(state, me, now_ms);
+    // Set aside by its own opening write: the write records it, the next decision refuses it.
+    if (IsQuarantined(opened, me.node_id)) return Write(std::move(opened));
+    return AddParticipant(std::move(opened), me, now_ms);
   }
   if (!state.complete) {
     RendezvousState marked = state;
@@ -387,6 +434,9 @@ std::string EncodeSummary(const RendezvousState& state) {
   cut.wait_list.resize(std::min(cut.wait_list.size(), StateSummary::kSummaryIds));
   cut.seats.clear();  // a summary is not read for ranks
   cut.vacant.clear();
+  cut.spares.clear();
+  cut.quarantined.clear();
+  cut.strikes.clear();
   TextRecordBuilder joined;
   joined.AddInt("joined", static_cast<int64_t>(state.participants.size()));
   return cut.Encode() + joined.text();
@@ -460,7 +510,7 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
       completed_now = false;
       rebuild();
     }
-    if (s.complete) continue;
+    if (s.complete || IsQuarantined(s, r.node_id)) continue;  // as above, for a set-aside host
     if (MarkVacant(&s, r)) rebuild();
     if (s.RankOf(r.node_id) >= 0 || seen.count(r.node_id)) {
       out.admitted[i] = true;  // asked again (a retry): already in
@@ -489,7 +539,7 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
     --s.epoch;
     FinishRound(&s);
   }
-  for (const auto& id : seen) Erase(&s.wait_list, id);
+  for (const auto& id : seen) StopWaiting(&s, id);
   s.version = (current ? current->version : 0) + 1;
   if (s.epoch != epoch_before) s.epoch = epoch_before + 1;
   s.admitted = (current ? current->admitted : 0) + static_cast<int64_t>(requests.size());
@@ -498,6 +548,7 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
 
 RendezvousState WithoutNode(RendezvousState state, std::string_view node_id) {
   Erase(&state.wait_list, node_id);
+  RemoveSpare(&state, node_id);
   // A complete round keeps its participants: ranks are indexes into the list, and the others'
   // ranks are handed out already.
   if (!state.complete) {

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cpplaunch {
@@ -63,6 +64,12 @@ struct RendezvousState {
   // Open round with seats: when the seats' reservations lapse (wall-clock ms, seats.h). Optional
   // on the wire (0 when absent: they never do).
   int64_t seats_until_ms = 0;
+  // Quarantine (quarantine.h), each optional on the wire: the hosts waiting for a place (sorted),
+  // the hosts set aside for the rest of the job (sorted), and how many failed rounds each host
+  // was the root cause of (sorted by node id).
+  std::vector<std::string> spares;
+  std::vector<std::string> quarantined;
+  std::vector<std::pair<std::string, int>> strikes;
 
   // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
   std::string Encode() const;
@@ -94,14 +101,21 @@ struct JoinRequest {
   // The group rank whose host the previous round lost (its end named it), -1 for none: the seat
   // is marked vacant in the round asked for (seats.h).
   int lost_seat = -1;
+  // The group rank whose workers failed first in the previous round (its end named it: the
+  // job's root cause), -1 for none: the round this node opens counts it (quarantine.h).
+  int failed_seat = -1;
+  // Set a host aside once it was the root cause of this many failed rounds and a spare can take
+  // its place (--rdzv-conf quarantine_after); 0: never.
+  int quarantine_after = 2;
 };
 
 enum class JoinAction {
-  kWrite,     // COMPARE_SET `next` over the state that was read, then decide again
-  kWait,      // wait until the state changes, or until wake_at_ms if that is set
-  kDone,      // the round is complete with this node at `rank`
-  kClosed,    // the rendezvous was closed: `message` says why
-  kMismatch,  // this node's MIN:MAX differs from the job's: `message` says how
+  kWrite,        // COMPARE_SET `next` over the state that was read, then decide again
+  kWait,         // wait until the state changes, or until wake_at_ms if that is set
+  kDone,         // the round is complete with this node at `rank`
+  kClosed,       // the rendezvous was closed: `message` says why
+  kMismatch,     // this node's MIN:MAX differs from the job's: `message` says how
+  kQuarantined,  // this node is set aside for the rest of the job: `message` says why
 };
 
 struct JoinDecision {

@@ -83,6 +83,8 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
           throw Error("its rendezvous is closed (" + decision.message +
                       "); give the new job another --rdzv-id, or clear the old one: " +
                       link_->keys().ClearCommand(link_->Endpoints()));
+        case JoinAction::kQuarantined:
+          throw SetAsideError(settings_, decision);
         case JoinAction::kMismatch:
           co_await RefuseMismatch(&snapshot, decision);  // throws
           break;

@@ -17,6 +17,10 @@
                      spare fills one slot, the round has 2 hosts (MIN) after the last call, the
                      store's host keeps its ranks, and the job ends 0.
 
+  quarantine         3 members (--nnodes=3:3, quarantine_after=2) and 1 spare; one member's
+                     workers fail first in two attempts: it is set aside (one line, exit 1), the
+                     spare takes its slot, the survivors keep their ranks, and the job ends 0.
+
   spare_not_needed   2 members (--nnodes=2:2) finish their work while a spare waits: the spare
                      exits 0 with one line (a scheduler's step must not fail for it).
 
@@ -35,12 +39,16 @@ from agent_faults_test import LOCAL, TimedAgent, close, output, run_scenarios
 from multihost_test import Failure, Job, check, free_port
 
 # Writes "RANK GROUP_RANK WORLD_SIZE" to w-<host>-<restart>-<local rank>, then sleeps: long in
-# the first attempt (to be killed), briefly after the restart (so that the job ends 0).
+# the attempts before MH_LONG_UNTIL (1 by default: to be killed), briefly after (so that the job
+# ends 0). The workers of host MH_FAILING instead exit 3 once the file fail-now exists.
 WORKER = ('printf "%s %s %s\\n" "$RANK" "$GROUP_RANK" "$WORLD_SIZE" '
           '> "$MH_STAMP_DIR/w.tmp.$MH_HOST.$LOCAL_RANK"; '
           'mv "$MH_STAMP_DIR/w.tmp.$MH_HOST.$LOCAL_RANK" '
           '"$MH_STAMP_DIR/w-$MH_HOST-$TORCHELASTIC_RESTART_COUNT-$LOCAL_RANK"; '
-          'if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then sleep 120; else sleep 2; fi')
+          'if [ "$MH_HOST" = "${MH_FAILING:-none}" ]; then '
+          'while [ ! -e "$MH_STAMP_DIR/fail-now" ]; do sleep 0.05; done; exit 3; fi; '
+          'if [ "$TORCHELASTIC_RESTART_COUNT" -lt "${MH_LONG_UNTIL:-1}" ]; then sleep 120; '
+          'else sleep 2; fi')
 
 NPROC = 2
 
@@ -73,10 +81,11 @@ def wait_workers(job, hosts, restart, timeout):
     raise Failure(f"workers of {hosts} did not run in attempt {restart}\n{output(job)}")
 
 
-def full_job_with_spare(job, nnodes, extra_conf=""):
+def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1):
     """Starts 3 members (m0 serves the store) running attempt 0 and a spare that waits, in `job`
     (the caller closes it); returns (agents by name, {member: its attempt-0 stamps})."""
-    args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares", "--max-restarts=1",
+    args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares",
+            f"--max-restarts={max_restarts}",
             f"--rdzv-endpoint={LOCAL}:{free_port()}", f"--nproc-per-node={NPROC}",
             "--rdzv-conf=join_timeout=60" + extra_conf]
     first = start(job, "m0", args)
@@ -198,6 +207,38 @@ def scenario_two_lost_one_spare(cpplaunch, report):
         close(job)
 
 
+def scenario_quarantine(cpplaunch, report):
+    # m2's workers fail first in attempts 0 and 1: with quarantine_after=2 and a spare waiting,
+    # m2 is set aside before attempt 2, whose round the spare completes in m2's slot.
+    job = Job(cpplaunch, {"MH_FAILING": "m2", "MH_LONG_UNTIL": "2"})
+    try:
+        agents, before = full_job_with_spare(job, "3:3", ",quarantine_after=2", max_restarts=2)
+        open(os.path.join(job.stamp_dir, "fail-now"), "w").close()
+        survivors = ["m0", "m1"]
+        wait_workers(job, survivors + ["spare"], 2, 60)
+        codes = {a.name: a.wait(60) for a in job.agents}
+        out = output(job)
+        check(codes == {"m0": 0, "m1": 0, "m2": 1, "spare": 0}, f"exit codes {codes}\n{out}")
+        # A worker of m2 fails at once in attempt 1: its sibling may be stopped before it stamps.
+        check(stamps(job, "m2", 1) and not stamps(job, "m2", 2),
+              f"m2 did not fail twice, then stop\n{out}")
+        for host in survivors:
+            check(stamps(job, host, 2) == before[host],
+                  f"{host}'s ranks moved: {before[host]} -> {stamps(job, host, 2)}\n{out}")
+        check(stamps(job, "spare", 2) == before["m2"],
+              f"the spare got {stamps(job, 'spare', 2)}, not m2's {before['m2']}\n{out}")
+        line = ("is set aside for the rest of the job: its workers failed first in 2 attempt(s), "
+                "and a spare took its place")
+        check(line in agents["m2"].output, f"m2 does not say why it stops\n{out}")
+        check(all("spare" in agents[h].output and "the slot of" in agents[h].output
+                  for h in survivors), f"the survivors do not say who took m2's slot\n{out}")
+        report("m2's workers failed first twice (quarantine_after=2): m2 was set aside with one "
+               "line and exit 1, the spare took its slot, the survivors' ranks stayed, the job "
+               "ended 0 after 2 restarts")
+    finally:
+        close(job)
+
+
 def scenario_spare_not_needed(cpplaunch, report):
     port = free_port()
     job = Job(cpplaunch, {})
@@ -236,6 +277,7 @@ SCENARIOS = {
     "spare_dies_waiting": scenario_spare_dies_waiting,
     "two_lost_one_spare": scenario_two_lost_one_spare,
     "spare_not_needed": scenario_spare_not_needed,
+    "quarantine": scenario_quarantine,
 }
 
 

@@ -109,8 +109,8 @@ TEST_CASE("rdzv settings: an unknown key is one line listing the backend's keys"
   CHECK(Error("timout=5", "c10d") ==
         "--rdzv-conf: unknown key 'timout' (the c10d rendezvous reads allowed_peers, "
         "close_timeout, heartbeat_timeout, is_host, join_timeout, keep_alive_interval, "
-        "keep_alive_max_attempt, last_call_timeout, read_timeout, secret_file, store_max_bytes, "
-        "timeout)");
+        "keep_alive_max_attempt, last_call_timeout, quarantine_after, read_timeout, secret_file, "
+        "store_max_bytes, timeout)");
   CHECK(Error("store_type=tcp", "static").starts_with("--rdzv-conf: unknown key 'store_type'"));
   CHECK(Error("x=1", "etcd-v3").find("etcd_prefix") != std::string::npos);
 }
@@ -124,6 +124,19 @@ TEST_CASE("rdzv settings: a key of another backend is one line naming both") {
         "static");
   CHECK(Error("is_host=1", "etcd-v3") ==
         "--rdzv-conf: 'is_host' is a key of the static, c10d rendezvous, not of etcd-v3");
+  CHECK(Error("quarantine_after=1", "static") ==
+        "--rdzv-conf: 'quarantine_after' is a key of the c10d, etcd, etcd-v2, etcd-v3 "
+        "rendezvous, not of static");
+}
+
+TEST_CASE("rdzv settings: quarantine_after, an integer from 0 (never), dynamic backends only") {
+  CHECK_FALSE(Read("", "c10d").quarantine_after);
+  CHECK(Read("quarantine_after=3", "c10d").quarantine_after == 3);
+  CHECK(Read("quarantine_after=0", "etcd-v3").quarantine_after == 0);
+  CHECK(Error("quarantine_after=-1", "c10d") ==
+        "The rendezvous configuration option 'quarantine_after' must be at least 0 (0: never)");
+  CHECK(Error("quarantine_after=twice", "c10d").find("'quarantine_after' does not represent") !=
+        std::string::npos);
 }
 
 TEST_CASE("rdzv settings: a malformed value is one line naming the key") {

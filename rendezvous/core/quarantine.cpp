@@ -1,0 +1,127 @@
+#include "rendezvous/core/quarantine.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "base/text.h"
+#include "rendezvous/core/record_limits.h"
+
+namespace cpplaunch {
+namespace {
+
+bool InSorted(const std::vector<std::string>& list, std::string_view id) {
+  return std::binary_search(list.begin(), list.end(), id);
+}
+
+void InsertSorted(std::vector<std::string>* list, const std::string& id) {
+  auto at = std::lower_bound(list->begin(), list->end(), id);
+  if (at == list->end() || *at != id) list->insert(at, id);
+}
+
+template <class Strikes>
+auto FindStrikes(Strikes& strikes, std::string_view id) {
+  return std::lower_bound(
+      strikes.begin(), strikes.end(), id,
+      [](const auto& entry, std::string_view key) { return entry.first < key; });
+}
+
+void MarkSeatVacant(RendezvousState* state, int seat) {
+  auto at = std::lower_bound(state->vacant.begin(), state->vacant.end(), seat);
+  if (at == state->vacant.end() || *at != seat) state->vacant.insert(at, seat);
+}
+
+}  // namespace
+
+bool IsSpare(const RendezvousState& state, std::string_view node_id) {
+  return InSorted(state.spares, node_id);
+}
+
+bool IsQuarantined(const RendezvousState& state, std::string_view node_id) {
+  return InSorted(state.quarantined, node_id);
+}
+
+int StrikesOf(const RendezvousState& state, std::string_view node_id) {
+  const auto at = FindStrikes(state.strikes, node_id);
+  return at != state.strikes.end() && at->first == node_id ? at->second : 0;
+}
+
+void CountStrike(RendezvousState* opened, const JoinRequest& me) {
+  if (me.failed_seat < 0 || me.failed_seat >= static_cast<int>(opened->seats.size())) return;
+  const std::string& host = opened->seats[me.failed_seat];
+  if (IsQuarantined(*opened, host)) return;
+  auto at = FindStrikes(opened->strikes, host);
+  if (at == opened->strikes.end() || at->first != host) {
+    if (static_cast<int64_t>(opened->strikes.size()) >= record_limits::kMaxNodes) return;
+    at = opened->strikes.insert(at, {host, 0});
+  }
+  at->second =
+      static_cast<int>(std::min<int64_t>(at->second + int64_t{1}, record_limits::kMaxCount));
+  if (me.quarantine_after <= 0 || at->second < me.quarantine_after || opened->spares.empty()) {
+    return;
+  }
+  InsertSorted(&opened->quarantined, host);
+  MarkSeatVacant(opened, me.failed_seat);
+}
+
+void SetAsideReplaced(RendezvousState* state, const std::vector<std::string>& order) {
+  if (state->vacant.empty()) return;
+  const std::set<std::string_view> holders(state->seats.begin(), state->seats.end());
+  for (int seat : state->vacant) {
+    const std::string& lost = state->seats[seat];
+    if (seat >= static_cast<int>(order.size()) || state->RankOf(lost) >= 0) continue;
+    if (!holders.count(order[seat])) InsertSorted(&state->quarantined, lost);  // a newcomer
+  }
+}
+
+void AddSpare(RendezvousState* state, const std::string& node_id) {
+  InsertSorted(&state->spares, node_id);
+}
+
+void RemoveSpare(RendezvousState* state, std::string_view node_id) {
+  auto at = std::lower_bound(state->spares.begin(), state->spares.end(), node_id);
+  if (at != state->spares.end() && *at == node_id) state->spares.erase(at);
+}
+
+std::string QuarantineLine(const RendezvousState& state, std::string_view node_id) {
+  const int strikes = StrikesOf(state, node_id);
+  const std::string why =
+      strikes > 0 ? "its workers failed first in " + std::to_string(strikes) + " attempt(s)"
+                  : "its agent was lost";
+  return "this host is set aside for the rest of the job: " + why +
+         ", and a spare took its place; replace or repair the machine (a new agent started on it "
+         "joins the job as a spare)";
+}
+
+std::string EncodeStrikes(const std::vector<std::pair<std::string, int>>& strikes) {
+  std::string out;
+  for (const auto& [id, count] : strikes) {
+    if (!out.empty()) out += ',';
+    out += id + "*" + std::to_string(count);
+  }
+  return out;
+}
+
+std::optional<std::vector<std::pair<std::string, int>>> DecodeStrikes(std::string_view text) {
+  std::vector<std::pair<std::string, int>> strikes;
+  if (text.empty()) return strikes;
+  for (std::string_view item : Split(text, ',')) {
+    const size_t star = item.rfind('*');
+    if (star == std::string_view::npos || star == 0 || star > record_limits::kMaxNodeIdBytes) {
+      return std::nullopt;
+    }
+    int count = 0;
+    const char* end = item.data() + item.size();
+    const auto [stop, ec] = std::from_chars(item.data() + star + 1, end, count);
+    std::string id(item.substr(0, star));
+    if (ec != std::errc() || stop != end || count < 1 ||
+        (!strikes.empty() && !(strikes.back().first < id)) ||
+        static_cast<int64_t>(strikes.size()) >= record_limits::kMaxNodes) {
+      return std::nullopt;
+    }
+    strikes.emplace_back(std::move(id), count);
+  }
+  return strikes;
+}
+
+}  // namespace cpplaunch
