@@ -127,16 +127,28 @@ std::string StoreHost(const RawValues& raw, const EngineFacts& facts, const EnvM
   return *host;
 }
 
-// c10d elects the store's host by the engine's node rank, unless --rdzv-conf already says.
-void FillIsHost(RawValues& raw, const EngineFacts& facts) {
+// Adds key=value to --rdzv-conf, unless it already gives the key.
+void FillConfKey(RawValues& raw, const std::string& key, const std::string& value) {
   const std::string conf = TextOr(raw, OptionId::kRdzvConf);
   std::string error;
   auto parsed = RdzvConfig::Parse(conf, &error);
-  if (!parsed || parsed->Has("is_host")) return;  // malformed: ResolveOptions says so
-  const std::string is_host = std::string("is_host=") + (facts.node_rank == 0 ? "1" : "0");
+  if (!parsed || parsed->Has(key)) return;  // malformed: ResolveOptions says so
+  const std::string item = key + "=" + value;
   const OptionSource source =
       Given(raw, OptionId::kRdzvConf) ? raw.at(OptionId::kRdzvConf).source : OptionSource::kEngine;
-  raw[OptionId::kRdzvConf] = {conf.empty() ? is_host : conf + "," + is_host, source};
+  raw[OptionId::kRdzvConf] = {conf.empty() ? item : conf + "," + item, source};
+}
+
+// c10d elects the store's host by the engine's node rank, unless --rdzv-conf already says.
+void FillIsHost(RawValues& raw, const EngineFacts& facts) {
+  FillConfKey(raw, "is_host", facts.node_rank == 0 ? "1" : "0");
+}
+
+// An elastic job places spares by the engine's segment, unless --rdzv-conf already names one.
+void FillSegment(RawValues& raw, const EngineFacts& facts) {
+  const std::string backend = TextOr(raw, OptionId::kRdzvBackend);
+  if (facts.segment.empty() || backend == "static" || backend.empty()) return;
+  FillConfKey(raw, "segment", facts.segment);
 }
 
 void SettleStore(RawValues& raw, const EngineFacts& facts, const EnvMap& env) {
@@ -210,7 +222,10 @@ Engine ApplyEngine(RawValues& raw, const EnvMap& env, std::vector<std::string>& 
            " nodes (drop --standalone, or use --engine=none to ignore the engine)");
   }
   if (facts.run_id) Fill(raw, OptionId::kRdzvId, *facts.run_id);
-  if (!one_node) SettleStore(raw, facts, env);
+  if (!one_node) {
+    SettleStore(raw, facts, env);
+    FillSegment(raw, facts);
+  }
   notes.push_back(Summary(raw, facts));
   return facts.engine;
 }

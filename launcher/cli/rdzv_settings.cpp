@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "base/text.h"
+#include "rendezvous/core/segments.h"
 
 namespace cpplaunch {
 namespace {
@@ -80,6 +81,19 @@ bool ReadQuarantineAfter(const std::string& key, const std::string& value, RdzvS
     return false;
   }
   out->quarantine_after = static_cast<int>(std::min<int64_t>(*after, INT32_MAX));
+  return true;
+}
+
+bool ReadSegment(const std::string&, const std::string& value, RdzvSettings* out,
+                 std::string* error) {
+  if (!IsSegmentName(value)) {
+    *error =
+        "The rendezvous configuration option 'segment' must be 1 to 64 letters, digits or "
+        ". _ : / - (for example nvl72-rack3), not '" +
+        value + "'";
+    return false;
+  }
+  out->segment = value;
   return true;
 }
 
@@ -183,6 +197,7 @@ constexpr Key kKeys[] = {
     {"quarantine_after", kDynamic, ReadQuarantineAfter},
     {"read_timeout", kEvery, ReadSeconds<&RdzvTimings::read_timeout>},
     {"secret_file", kEvery, ReadSecretFilePath},
+    {"segment", kDynamic, ReadSegment},
     {"ssl_cert", kEtcd, nullptr},
     {"ssl_cert_key", kEtcd, nullptr},
     {"store_max_bytes", kEvery, ReadStoreMaxBytes},

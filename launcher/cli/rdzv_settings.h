@@ -13,7 +13,9 @@
 //                   etcd each round's first host, serves: docs/security.md)
 //   static, c10d    is_host (a boolean: this agent serves the store)
 //   c10d, etcd,     quarantine_after (an integer >= 0: set a host aside after it was the root
-//   etcd-v2, -v3    cause of that many failed attempts, when a spare can take its place; 0: never)
+//   etcd-v2, -v3    cause of that many failed attempts, when a spare can take its place; 0: never),
+//                   segment (the part of the cluster this host sits in: a lost host's slot goes
+//                   to a spare of its segment first; letters, digits and . _ : / -, 1-64 bytes)
 //   etcd, etcd-v2,  protocol (http|https), cacert|ca_cert, cert|ssl_cert, key|ssl_cert_key,
 //   etcd-v3         etcd_prefix (starts with '/')
 
@@ -76,6 +78,7 @@ struct RdzvSettings {
   StoreSettings store;
   std::optional<bool> is_host;          // static and c10d only; nullopt: the agent decides
   std::optional<int> quarantine_after;  // dynamic backends only; nullopt: the default, 2
+  std::string segment;                  // dynamic backends only; "": none
   EtcdConfSettings etcd;                // the etcd backends only
 
   friend bool operator==(const RdzvSettings&, const RdzvSettings&) = default;

@@ -24,6 +24,9 @@ struct EngineFacts {
   // The host of node rank 0, where the store is; nullopt when the engine does not say (MPI).
   std::optional<std::string> rdzv_host;
   std::optional<int> rdzv_port;  // nullopt: the engine has no port to offer
+  // The part of the cluster this node sits in, for the placement of spares (segments.h); "":
+  // the engine does not say.
+  std::string segment;
 };
 
 // One engine's variables, read: absent (everything empty), seen but not used (`note`: one line

@@ -3,6 +3,7 @@
 #include "base/text.h"
 #include "launcher/engine/rendezvous_port.h"
 #include "launcher/engine/slurm_hostlist.h"
+#include "rendezvous/core/segments.h"
 
 namespace cpplaunch {
 namespace {
@@ -105,9 +106,20 @@ EngineReading ReadSlurmStep(const EnvMap& env) {
   facts.run_id = *job + "." + *step_text;
   facts.rdzv_host = hosts->front();
   facts.rdzv_port = DerivedPort(JobNumber(*job), static_cast<uint64_t>(*step));
+  facts.segment = LeafSwitch(env);
   EngineReading reading;
   reading.facts = std::move(facts);
   return reading;
+}
+
+std::string LeafSwitch(const EnvMap& env) {
+  const std::string address = Lookup(env, "SLURM_TOPOLOGY_ADDR").value_or("");
+  const size_t node = address.rfind('.');
+  if (node == std::string::npos) return "";
+  const size_t from = address.rfind('.', node - 1);
+  std::string leaf = address.substr(from == std::string::npos ? 0 : from + 1,
+                                    node - (from == std::string::npos ? 0 : from + 1));
+  return IsSegmentName(leaf) ? leaf : "";
 }
 
 }  // namespace cpplaunch

@@ -14,6 +14,7 @@
 // gang teardown, one store per job), so the one-line refusal is the honest answer.
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,11 @@ namespace cpplaunch {
 // "<job>.<step>", store host = first host of SLURM_STEP_NODELIST, port = DerivedPort(job, step).
 // Absent without SLURM_JOB_ID.
 EngineReading ReadSlurmStep(const EnvMap& env);
+
+// The leaf switch this node hangs off, from SLURM_TOPOLOGY_ADDR ("top.leaf3.node12" -> "leaf3"),
+// which Slurm sets only under its topology/tree plugin; "" when unset, without a switch, or not
+// a segment name (segments.h). Spares of a lost node's leaf switch take its slot first.
+std::string LeafSwitch(const EnvMap& env);
 
 // "2(x3),1" (SLURM_STEP_TASKS_PER_NODE) as one count per node: 2,2,2,1. nullopt with *error
 // for a malformed list.

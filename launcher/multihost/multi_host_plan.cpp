@@ -79,6 +79,7 @@ void FillRendezvous(const LaunchOptions& o, const std::string& hostname, const N
   r.node_rank = o.node_rank;
   r.max_restarts = o.max_restarts;
   r.quarantine_after = o.rdzv.quarantine_after.value_or(r.quarantine_after);
+  r.segment = o.rdzv.segment;
   r.command_digest = CommandDigest(o);
   r.store_host = plan->store_host;
   r.store_port = plan->store_port;

@@ -4,6 +4,7 @@
 
 #include "base/text.h"
 #include "rendezvous/core/record_limits.h"
+#include "rendezvous/core/segments.h"
 
 namespace cpplaunch {
 namespace {
@@ -21,9 +22,9 @@ bool ToInt(std::string_view text, int64_t min, int64_t max, int64_t* out) {
 std::optional<QueuedJoin> ParseLine(std::string_view line) {
   const std::vector<std::string_view> f = Split(line, ',');
   // Optional trailing fields: the 8th, the lost seat (-1: none), is written when there is one or
-  // when a 9th, the command digest, follows; the 10th and 11th (the failed seat, quarantine_after)
-  // come together, when the request names a failed seat.
-  if (f.size() < 7 || f.size() > 11 || f.size() == 10 || f[0].empty() ||
+  // when a 9th, the command digest, follows; the 10th to 12th (the failed seat, quarantine_after,
+  // the segment) come together, when the request names a failed seat or a segment.
+  if (f.size() < 7 || f.size() > 12 || f.size() == 10 || f.size() == 11 || f[0].empty() ||
       f[0].size() > record_limits::kMaxNodeIdBytes ||
       (f.size() >= 9 && f[8].size() > record_limits::kMaxCommandDigestBytes)) {
     return std::nullopt;
@@ -37,8 +38,9 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
       !ToInt(f[5], 0, limits::kMaxCount, &min_round) ||
       !ToInt(f[6], 0, limits::kMaxCount, &restart) ||
       (f.size() >= 8 && !ToInt(f[7], -1, limits::kMaxNodes - 1, &lost_seat)) ||
-      (f.size() == 11 && (!ToInt(f[9], -1, limits::kMaxNodes - 1, &failed_seat) ||
-                          !ToInt(f[10], 0, limits::kMaxCount, &quarantine_after)))) {
+      (f.size() == 12 && (!ToInt(f[9], -1, limits::kMaxNodes - 1, &failed_seat) ||
+                          !ToInt(f[10], 0, limits::kMaxCount, &quarantine_after) ||
+                          (!f[11].empty() && !IsSegmentName(f[11]))))) {
     return std::nullopt;
   }
   QueuedJoin join;
@@ -53,6 +55,7 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
   if (f.size() >= 9) join.request.command_digest = std::string(f[8]);
   join.request.failed_seat = static_cast<int>(failed_seat);
   join.request.quarantine_after = static_cast<int>(quarantine_after);
+  if (f.size() == 12) join.request.segment = std::string(f[11]);
   return join;
 }
 
@@ -60,16 +63,21 @@ std::optional<QueuedJoin> ParseLine(std::string_view line) {
 
 std::string EncodeJoinLine(const QueuedJoin& join) {
   const JoinRequest& r = join.request;
-  return r.node_id + "," + std::to_string(join.attempt) + "," + std::to_string(r.min_nodes) + "," +
-         std::to_string(r.max_nodes) + "," + std::to_string(r.last_call_timeout.count()) + "," +
-         std::to_string(r.min_round) + "," + std::to_string(r.restart_count) +
-         (r.failed_seat >= 0
-              ? "," + std::to_string(r.lost_seat) + "," + r.command_digest + "," +
-                    std::to_string(r.failed_seat) + "," + std::to_string(r.quarantine_after)
-          : !r.command_digest.empty() ? "," + std::to_string(r.lost_seat) + "," + r.command_digest
-          : r.lost_seat >= 0          ? "," + std::to_string(r.lost_seat)
-                                      : "") +
-         "\n";
+  std::string line = r.node_id + "," + std::to_string(join.attempt) + "," +
+                     std::to_string(r.min_nodes) + "," + std::to_string(r.max_nodes) + "," +
+                     std::to_string(r.last_call_timeout.count()) + "," +
+                     std::to_string(r.min_round) + "," + std::to_string(r.restart_count);
+  // The optional fields, as few as say the request (see the header).
+  if (r.failed_seat >= 0 || !r.segment.empty()) {
+    line += "," + std::to_string(r.lost_seat) + "," + r.command_digest + "," +
+            std::to_string(r.failed_seat) + "," + std::to_string(r.quarantine_after) + "," +
+            r.segment;
+  } else if (!r.command_digest.empty()) {
+    line += "," + std::to_string(r.lost_seat) + "," + r.command_digest;
+  } else if (r.lost_seat >= 0) {
+    line += "," + std::to_string(r.lost_seat);
+  }
+  return line + "\n";
 }
 
 std::optional<std::vector<QueuedJoin>> ParseJoinQueue(std::string_view queue, int64_t skip,

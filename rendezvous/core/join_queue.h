@@ -9,8 +9,9 @@
 // "<node_id>,<attempt>,<min_nodes>,<max_nodes>,<last_call_ms>,<min_round>,<restart_count>\n", with
 // ",<lost_seat>" before the '\n' when the request names one (JoinRequest::lost_seat), and
 // ",<lost_seat>,<command_digest>" (-1: no lost seat) when it has a digest (an agent that predates
-// either writes seven fields), and ",<lost_seat>,<command_digest>,<failed_seat>,<quarantine_after>"
-// (the digest maybe empty) when it names a failed seat (JoinRequest::failed_seat). Node ids hold
+// either writes seven fields), and
+// ",<lost_seat>,<command_digest>,<failed_seat>,<quarantine_after>,<segment>" (the digest and the
+// segment maybe empty) when it names a failed seat or a segment (JoinRequest). Node ids hold
 // no ',' or '\n' (NodeInfo::Decode), digests are hex.
 // `attempt` numbers one agent's joins (its calls of Next()), so that its answer key is new for
 // each.
@@ -38,7 +39,8 @@ struct QueuedJoin {
            a.request.command_digest == b.request.command_digest &&
            a.request.lost_seat == b.request.lost_seat &&
            a.request.failed_seat == b.request.failed_seat &&
-           a.request.quarantine_after == b.request.quarantine_after;
+           a.request.quarantine_after == b.request.quarantine_after &&
+           a.request.segment == b.request.segment;
   }
 };
 

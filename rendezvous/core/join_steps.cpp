@@ -27,6 +27,7 @@ JoinRequest JoinRequestFor(const RendezvousSettings& settings,
   me.lost_seat = previous ? previous->lost_group_rank : -1;
   me.failed_seat = previous ? previous->failed_group_rank : -1;
   me.quarantine_after = settings.quarantine_after;
+  me.segment = settings.segment;
   return me;
 }
 

@@ -6,6 +6,7 @@
 
 #include "base/text.h"
 #include "rendezvous/core/record_limits.h"
+#include "rendezvous/core/segments.h"
 
 namespace cpplaunch {
 namespace {
@@ -97,7 +98,7 @@ std::string EncodeStrikes(const std::vector<std::pair<std::string, int>>& strike
   std::string out;
   for (const auto& [id, count] : strikes) {
     if (!out.empty()) out += ',';
-    out += id + "*" + std::to_string(count);
+    out.append(id).append("*").append(std::to_string(count));
   }
   return out;
 }
@@ -122,6 +123,26 @@ std::optional<std::vector<std::pair<std::string, int>>> DecodeStrikes(std::strin
     strikes.emplace_back(std::move(id), count);
   }
   return strikes;
+}
+
+bool ReadStrikesAndSegments(const TextRecord& fields, std::size_t max_bytes, RendezvousState* state,
+                            std::string* error) {
+  std::string text;
+  if (!fields.GetText("strikes", max_bytes, &text, error)) return false;
+  auto strikes = DecodeStrikes(text);
+  if (!strikes) {
+    *error = "rendezvous state field 'strikes' is not sorted \"<node id>*<count>\" entries";
+    return false;
+  }
+  if (!fields.GetText("segments", max_bytes, &text, error)) return false;
+  auto segments = DecodeSegments(text);
+  if (!segments) {
+    *error = "rendezvous state field 'segments' is not sorted \"<node id>=<segment>\" entries";
+    return false;
+  }
+  state->strikes = std::move(*strikes);
+  state->segments = std::move(*segments);
+  return true;
 }
 
 }  // namespace cpplaunch

@@ -25,6 +25,7 @@
 #include <string_view>
 
 #include "rendezvous/core/rendezvous_state.h"
+#include "rendezvous/core/text_record.h"
 
 namespace cpplaunch {
 
@@ -56,5 +57,10 @@ std::string QuarantineLine(const RendezvousState& state, std::string_view node_i
 // ids unsorted or repeated, counts outside 1..kMaxCount, more than kMaxNodes entries).
 std::string EncodeStrikes(const std::vector<std::pair<std::string, int>>& strikes);
 std::optional<std::vector<std::pair<std::string, int>>> DecodeStrikes(std::string_view text);
+
+// Reads the state's optional fields "strikes" and "segments" (segments.h) from `fields` into
+// `state`, each at most `max_bytes` long; false with *error naming the field.
+bool ReadStrikesAndSegments(const TextRecord& fields, std::size_t max_bytes, RendezvousState* state,
+                            std::string* error);
 
 }  // namespace cpplaunch

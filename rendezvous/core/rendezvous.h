@@ -94,6 +94,9 @@ struct RendezvousSettings {
   // Dynamic: a host that was the root cause of this many failed rounds is set aside when a spare
   // can take its place (quarantine.h); 0: never. Not a torchrun key.
   int quarantine_after = 2;
+  // Dynamic: the part of the cluster this host sits in (segments.h), "" for none. Not a torchrun
+  // key.
+  std::string segment;
   // Dynamic: how long a queued join waits while the admission makes no progress before this host
   // joins by itself (the host holding the admission role may be frozen). Not a torchrun key.
   std::chrono::milliseconds queue_timeout{std::chrono::seconds(5)};

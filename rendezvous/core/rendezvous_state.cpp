@@ -12,6 +12,7 @@
 #include "rendezvous/core/quarantine.h"
 #include "rendezvous/core/record_limits.h"
 #include "rendezvous/core/seats.h"
+#include "rendezvous/core/segments.h"
 #include "rendezvous/core/text_record.h"
 
 namespace cpplaunch {
@@ -166,6 +167,7 @@ JoinDecision Wait(const RendezvousState& state, int64_t wake_at_ms) {
 // dynamic rendezvous gives late joiners last_call_timeout once MIN nodes are in.
 JoinDecision AddParticipant(RendezvousState next, const JoinRequest& me, int64_t now_ms) {
   StopWaiting(&next, me.node_id);
+  SetSegment(&next, me.node_id, me.segment);
   InsertSorted(&next.participants, me.node_id);
   // Hosts may come from different attempts; the job's restart count only grows.
   next.restart_count = std::max(next.restart_count, me.restart_count);
@@ -198,12 +200,14 @@ RendezvousState NewRound(const RendezvousState& old, const JoinRequest& me, int6
   next.spares = old.spares;
   next.quarantined = old.quarantined;
   next.strikes = old.strikes;
+  next.segments = old.segments;
   // Returning hosts keep their group ranks (seats.h).
   next.seats = old.complete ? GroupOrder(old) : old.seats;
   if (!old.complete) next.vacant = old.vacant;
   if (!next.seats.empty()) next.seats_until_ms = now_ms + me.last_call_timeout.count();
   MarkVacant(&next, me);
   CountStrike(&next, me);
+  KeepCurrentSegments(&next);
   return next;
 }
 
@@ -212,13 +216,14 @@ JoinDecision WaitAsSpare(const RendezvousState& state, const JoinRequest& me, in
   if (IsSpare(state, me.node_id)) return Wait(state, wake_at_ms);
   RendezvousState next = state;
   AddSpare(&next, me.node_id);
+  SetSegment(&next, me.node_id, me.segment);
   return Write(std::move(next));
 }
 
 JoinDecision DecideIncomplete(const RendezvousState& state, const JoinRequest& me, int64_t now_ms) {
   if (state.RankOf(me.node_id) < 0) {
     if (static_cast<int>(state.participants.size()) < state.max_nodes &&
-        SeatBook(state, now_ms).MayJoin(me.node_id)) {
+        SeatBook(state, now_ms).MayJoin(me.node_id, me.segment)) {
       return AddParticipant(state, me, now_ms);
     }
     // Every free seat is taken (reaching MAX completes the round): a spare for the next round,
@@ -293,6 +298,7 @@ std::string RendezvousState::Encode() const {
   if (!spares.empty()) out.Add("spares", Join(spares));
   if (!quarantined.empty()) out.Add("quarantined", Join(quarantined));
   if (!strikes.empty()) out.Add("strikes", EncodeStrikes(strikes));
+  if (!segments.empty()) out.Add("segments", EncodeSegments(segments));
   return out.text();
 }
 
@@ -345,14 +351,7 @@ std::optional<RendezvousState> RendezvousState::Decode(std::string_view text, st
                 error)) {
     return std::nullopt;
   }
-  std::string strikes;
-  if (!fields->GetText("strikes", max_list_bytes, &strikes, error)) return std::nullopt;
-  auto decoded = DecodeStrikes(strikes);
-  if (!decoded) {
-    *error = "rendezvous state field 'strikes' is not sorted \"<node id>*<count>\" entries";
-    return std::nullopt;
-  }
-  state.strikes = std::move(*decoded);
+  if (!ReadStrikesAndSegments(*fields, 2 * max_list_bytes, &state, error)) return std::nullopt;
   return state;
 }
 
@@ -437,6 +436,7 @@ std::string EncodeSummary(const RendezvousState& state) {
   cut.spares.clear();
   cut.quarantined.clear();
   cut.strikes.clear();
+  cut.segments.clear();
   TextRecordBuilder joined;
   joined.AddInt("joined", static_cast<int64_t>(state.participants.size()));
   return cut.Encode() + joined.text();
@@ -491,7 +491,7 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
   bool completed_now = false;
   auto rebuild = [&] {
     book = std::make_unique<SeatBook>(s, now_ms);
-    for (const auto& id : joined) book->Add(id);
+    for (const auto& id : joined) book->Add(id, SegmentOf(s, id));
   };
   for (size_t i = first; i < requests.size(); ++i) {
     const JoinRequest& r = requests[i];
@@ -517,10 +517,11 @@ Admission AdmitJoins(const std::optional<RendezvousState>& current,
       s.restart_count = std::max(s.restart_count, r.restart_count);
       continue;
     }
-    if (size >= s.max_nodes || !book->MayJoin(r.node_id)) continue;
+    if (size >= s.max_nodes || !book->MayJoin(r.node_id, r.segment)) continue;
     joined.push_back(r.node_id);
     seen.insert(r.node_id);
-    book->Add(joined.back());
+    SetSegment(&s, r.node_id, r.segment);
+    book->Add(joined.back(), r.segment);
     out.admitted[i] = true;
     s.restart_count = std::max(s.restart_count, r.restart_count);
     ++size;

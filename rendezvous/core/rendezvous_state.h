@@ -70,6 +70,9 @@ struct RendezvousState {
   std::vector<std::string> spares;
   std::vector<std::string> quarantined;
   std::vector<std::pair<std::string, int>> strikes;
+  // The segment each participant and spare named (segments.h), sorted by node id. Optional on
+  // the wire.
+  std::vector<std::pair<std::string, std::string>> segments;
 
   // A line-oriented text encoding ("key=value" lines). Node ids must not contain ',' or '\n'.
   std::string Encode() const;
@@ -107,6 +110,9 @@ struct JoinRequest {
   // Set a host aside once it was the root cause of this many failed rounds and a spare can take
   // its place (--rdzv-conf quarantine_after); 0: never.
   int quarantine_after = 2;
+  // The part of the cluster this node sits in (segments.h), "" for none: a lost host's seat goes
+  // to a spare of its segment first.
+  std::string segment;
 };
 
 enum class JoinAction {

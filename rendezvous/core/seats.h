@@ -8,9 +8,11 @@
 // (state.vacant): newcomers, spares first of all, take them in node-id order. When a vacant seat
 // finds no newcomer the round shrinks and the remaining seats close ranks in their old order (for
 // a job whose seats were never refilled that is the sorted order torchrun gives); newcomers
-// beyond the seats (a job growing) come after them. A round that has a vacant seat completes at
-// once when every reserved host and a newcomer for every vacant seat joined: no last call is
-// waited for. A round without carried seats (the first) ranks by sorted node id, as torchrun.
+// beyond the seats (a job growing) come after them. A newcomer of a lost host's segment
+// (segments.h) takes that host's seat before the others are placed. A round that has a vacant seat
+// completes at once when every reserved host and a newcomer for every vacant seat joined: no last
+// call is waited for. A round without carried seats (the first) ranks by sorted node id, as
+// torchrun.
 //
 // A host can die without the round's end naming it (two hosts lost at once, or a worker of a
 // survivor failing first on the lost peer): its seat would be held for nobody. Reservations
@@ -18,6 +20,8 @@
 // on any host may take a free seat, and a round with every seat taken completes.
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -49,11 +53,13 @@ class SeatBook {
  public:
   // `now_ms`: wall-clock ms, against state.seats_until_ms.
   SeatBook(const RendezvousState& state, int64_t now_ms);
-  // The round has room for `node_id`: a reserved host always does (its seat waits for it), a
-  // newcomer while fewer newcomers than the free seats (MAX minus the reserved ones) joined.
-  // The caller checks that the round is below MAX.
-  bool MayJoin(std::string_view node_id) const;
-  void Add(std::string_view node_id);
+  // The round has room for `node_id` of `segment` (segments.h; "" for none): a reserved host
+  // always does (its seat waits for it), a newcomer while a free seat is left for it. A vacant
+  // seat whose lost host named a segment is bound to that segment while a spare or newcomer of
+  // it is there (as many seats as there are such hosts); the other free seats (MAX minus the
+  // reserved and bound ones) take anybody. The caller checks that the round is below MAX.
+  bool MayJoin(std::string_view node_id, std::string_view segment = {}) const;
+  void Add(std::string_view node_id, std::string_view segment = {});
   // A seat was lost and every seat is taken by `size` participants: the round completes now.
   bool Filled(int size) const;
 
@@ -63,7 +69,12 @@ class SeatBook {
   int seats_ = 0;
   bool any_vacant_ = false;  // or the reservations lapsed
   int reserved_present_ = 0;
-  int newcomers_ = 0;
+  std::map<std::string, int, std::less<>> bound_;  // vacant seats bound to a segment
+  std::map<std::string, int, std::less<>> bound_used_;
+  int bound_total_ = 0;
+  int unbound_used_ = 0;
+
+  bool BoundSeatFree(std::string_view segment) const;
 };
 
 }  // namespace cpplaunch

@@ -21,6 +21,10 @@
                      workers fail first in two attempts: it is set aside (one line, exit 1), the
                      spare takes its slot, the survivors keep their ranks, and the job ends 0.
 
+  segment_match      3 members in two racks (--rdzv-conf segment=NAME) and 2 spares, one per
+                     rack, the other rack's first; a member is SIGKILLed: the spare of its rack
+                     takes its slot, the other spare waits, and exits 0 when the job ends.
+
   spare_not_needed   2 members (--nnodes=2:2) finish their work while a spare waits: the spare
                      exits 0 with one line (a scheduler's step must not fail for it).
 
@@ -239,6 +243,40 @@ def scenario_quarantine(cpplaunch, report):
         close(job)
 
 
+def scenario_segment_match(cpplaunch, report):
+    # Members m0, m2 in rack-a and m1 in rack-b; spare sa (rack-a) waits first, then sb (rack-b).
+    # m1 is lost: sb takes its slot, not sa.
+    job = Job(cpplaunch, {})
+    try:
+        args = ["--nnodes=3:3", "--rdzv-backend=c10d", "--rdzv-id=segments", "--max-restarts=1",
+                f"--rdzv-endpoint={LOCAL}:{free_port()}", f"--nproc-per-node={NPROC}"]
+        rack = {"m0": "rack-a", "m1": "rack-b", "m2": "rack-a", "sa": "rack-a", "sb": "rack-b"}
+        agents = {}
+        for name in ("m0", "m1", "m2", "sa", "sb"):
+            agents[name] = start(job, name, args + [f"--rdzv-conf=join_timeout=60,segment={rack[name]}"])
+            if name == "m0":
+                check(agents[name].wait_line("serves the job's store", 30) is not None,
+                      f"m0 does not serve the store\n{output(job)}")
+            if name == "m2":
+                wait_workers(job, ["m0", "m1", "m2"], 0, 60)
+            if name in ("sa", "sb"):
+                check(agents[name].wait_line("this host waits for a free place", 20) is not None,
+                      f"{name} never said it waits for a free place\n{output(job)}")
+        before = stamps(job, "m1", 0)
+        agents["m1"].kill()
+        check(agents["m1"].wait(10) == -signal.SIGKILL, "m1 did not die")
+        wait_workers(job, ["m0", "m2", "sb"], 1, 60)
+        out = output(job)
+        check(stamps(job, "sb", 1) == before,
+              f"sb got {stamps(job, 'sb', 1)}, not m1's {before}\n{out}")
+        check(not stamps(job, "sa", 1), f"sa, of another rack, ran\n{out}")
+        codes = {n: agents[n].wait(60) for n in ("m0", "m2", "sb", "sa")}
+        check(codes == {"m0": 0, "m2": 0, "sb": 0, "sa": 0}, f"exit codes {codes}\n{output(job)}")
+        report("m1 of rack-b lost: sb (rack-b) took its slot though sa (rack-a) waited first")
+    finally:
+        close(job)
+
+
 def scenario_spare_not_needed(cpplaunch, report):
     port = free_port()
     job = Job(cpplaunch, {})
@@ -278,6 +316,7 @@ SCENARIOS = {
     "two_lost_one_spare": scenario_two_lost_one_spare,
     "spare_not_needed": scenario_spare_not_needed,
     "quarantine": scenario_quarantine,
+    "segment_match": scenario_segment_match,
 }
 
 

@@ -249,6 +249,12 @@ TEST_CASE("engine spares: --spares=K runs all but K of the hosts over c10d") {
   CHECK(r.notes == std::vector<std::string>{"Slurm step 1234.0: 3:3 nodes running and 1 spare, "
                                             "this is node 2, rendezvous on gpu-001:" +
                                             std::to_string(DerivedPort(1234, 0))});
+  // The leaf switch places spares, unless --rdzv-conf names a segment; not for a static job.
+  const EnvMap racked = With(SlurmTask(2), {{"SLURM_TOPOLOGY_ADDR", "top.leaf2.gpu-003"}});
+  CHECK(Ok({"--spares=1", "train.py"}, racked).options.rdzv.segment == "leaf2");
+  CHECK(Ok({"--spares=1", "--rdzv-conf=segment=mine", "train.py"}, racked).options.rdzv.segment ==
+        "mine");
+  CHECK(Ok({"train.py"}, racked).options.rdzv.segment.empty());
   // PET_SPARES as well, and etcd-v3 is elastic too.
   CHECK(Ok({"train.py"}, With(SlurmTask(1), {{"PET_SPARES", "2"}})).options.max_nodes == 2);
 }

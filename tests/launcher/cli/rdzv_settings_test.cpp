@@ -110,7 +110,7 @@ TEST_CASE("rdzv settings: an unknown key is one line listing the backend's keys"
         "--rdzv-conf: unknown key 'timout' (the c10d rendezvous reads allowed_peers, "
         "close_timeout, heartbeat_timeout, is_host, join_timeout, keep_alive_interval, "
         "keep_alive_max_attempt, last_call_timeout, quarantine_after, read_timeout, secret_file, "
-        "store_max_bytes, timeout)");
+        "segment, store_max_bytes, timeout)");
   CHECK(Error("store_type=tcp", "static").starts_with("--rdzv-conf: unknown key 'store_type'"));
   CHECK(Error("x=1", "etcd-v3").find("etcd_prefix") != std::string::npos);
 }
@@ -137,6 +137,15 @@ TEST_CASE("rdzv settings: quarantine_after, an integer from 0 (never), dynamic b
         "The rendezvous configuration option 'quarantine_after' must be at least 0 (0: never)");
   CHECK(Error("quarantine_after=twice", "c10d").find("'quarantine_after' does not represent") !=
         std::string::npos);
+}
+
+TEST_CASE("rdzv settings: segment, a short name, dynamic backends only") {
+  CHECK(Read("", "c10d").segment.empty());
+  CHECK(Read("segment=nvl72-rack3", "etcd-v3").segment == "nvl72-rack3");
+  CHECK(Error("segment=a b", "c10d") ==
+        "The rendezvous configuration option 'segment' must be 1 to 64 letters, digits or . _ : / "
+        "- (for example nvl72-rack3), not 'a b'");
+  CHECK(Error("segment=x", "static").starts_with("--rdzv-conf: 'segment' is a key of the c10d"));
 }
 
 TEST_CASE("rdzv settings: a malformed value is one line naming the key") {
