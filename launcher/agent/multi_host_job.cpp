@@ -144,7 +144,7 @@ void MultiHostJob::Rendezvous(Ready ready, Ended ended) {
         stop_requested_ = false;
         session_.OpenChannel([this](const RoundEnd& end) { OnRoundEnd(end); });
         ready(Round{layout_, restart_count_, master->first, master->second, round.round,
-                    round.members});
+                    round.members, round.set_aside});
       },
       [this, ended](const std::string& message, bool not_needed) {
         if (interrupted_by_ != 0) {

@@ -37,6 +37,9 @@ struct Round {
   // The round's hosts this agent knows: every member in a small job, in a large dynamic one
   // itself, group rank 0 and its heartbeat peers (round_assignment.h). Empty on a single host.
   std::vector<RoundPeer> hosts;
+  // The node ids the job set aside so far (a host that kept failing, or a lost one a spare
+  // replaced: quarantine.h). Empty on a single host.
+  std::vector<std::string> set_aside;
 };
 
 // What a job may ask of the agent that runs it.

@@ -366,6 +366,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::Finish(
   result.world_size = assignment.world_size;
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
+  result.set_aside = assignment.set_aside;
   std::vector<Bytes> values = co_await client_.MultiGet(std::move(keys));
   for (size_t i = 0; i < values.size(); ++i) {
     std::string error;

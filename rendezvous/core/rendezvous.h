@@ -131,6 +131,8 @@ struct RendezvousResult {
   std::vector<RoundPeer> members;
   std::string master_addr;
   int master_port = 0;
+  // The node ids the job set aside so far (dynamic backends: quarantine.h), for messages.
+  std::vector<std::string> set_aside;
 
   int group_world_size() const { return group_size; }
   // The listed member at `group_rank`, or nullptr.

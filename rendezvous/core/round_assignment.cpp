@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/text.h"
 #include "rendezvous/core/record_limits.h"
 #include "rendezvous/core/text_record.h"
 
@@ -36,6 +37,7 @@ std::string RoundAssignment::Encode() const {
       .AddInt("base_rank", base_rank)
       .AddInt("world_size", world_size);
   for (const auto& [rank, node_id] : peers) out.Add(PeerField(rank), node_id);
+  if (!set_aside.empty()) out.Add("set_aside", Join(set_aside, ","));
   return out.text();
 }
 
@@ -64,6 +66,17 @@ std::optional<RoundAssignment> RoundAssignment::Decode(std::string_view text, st
     }
     a.peers.emplace_back(rank, std::move(node_id));
   }
+  std::string set_aside;
+  const size_t max_bytes = record_limits::kMaxNodes * (record_limits::kMaxNodeIdBytes + 1);
+  if (!fields->GetText("set_aside", max_bytes, &set_aside, error)) return std::nullopt;
+  for (std::string_view id :
+       set_aside.empty() ? std::vector<std::string_view>{} : Split(set_aside, ',')) {
+    if (id.empty() || id.size() > record_limits::kMaxNodeIdBytes) {
+      *error = "round assignment field 'set_aside' holds an empty or overlong node id";
+      return std::nullopt;
+    }
+    a.set_aside.emplace_back(id);
+  }
   return a;
 }
 
@@ -84,6 +97,7 @@ std::vector<RoundAssignment> AssignRound(const RendezvousState& state,
     a.base_rank = base_rank;
     a.world_size = world_size;
     for (int peer : KnownRanks(rank, size)) a.peers.emplace_back(peer, order[peer]);
+    a.set_aside = state.quarantined;
     base_rank += local_world_sizes[rank];
   }
   return all;

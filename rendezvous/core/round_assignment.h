@@ -26,6 +26,9 @@ struct RoundAssignment {
   int64_t world_size = 0;  // the workers of every member
   // (group rank, node id) of each rank in KnownRanks(group_rank, group_world_size), ascending.
   std::vector<std::pair<int, std::string>> peers;
+  // The node ids set aside so far in the job (quarantine.h), for the members to name them.
+  // Optional on the wire.
+  std::vector<std::string> set_aside;
 
   std::string Encode() const;
   // Nullopt with *error when `text` is not an encoded assignment: fields missing or out of

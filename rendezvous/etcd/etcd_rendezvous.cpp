@@ -321,6 +321,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     records[link_->keys().NodeIdOf(kv.key)] = std::move(*node);
   }
   RendezvousResult result;
+  result.set_aside = state.quarantined;
   std::vector<NodeInfo> members;
   std::vector<std::string> liveness_keys;
   std::vector<std::string> gone;

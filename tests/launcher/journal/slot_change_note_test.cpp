@@ -24,6 +24,21 @@ TEST_CASE("SlotChangeLines: a spare in a lost host's slot is named with it", "[s
             "round 2: vm-5 at 10.0.0.5 took group rank 1, the slot of vm-2 at 10.0.0.2"});
 }
 
+TEST_CASE("SlotChangeLines: a host set aside is said to be, and the job's end names it",
+          "[slot_change]") {
+  const std::vector<RoundPeer> before{Peer(0, "1"), Peer(1, "2"), Peer(2, "3")};
+  const std::vector<RoundPeer> after{Peer(0, "1"), Peer(1, "5"), Peer(2, "3")};
+  const std::vector<std::string> set_aside{before[1].node.node_id};
+  CHECK(SlotChangeLines(before, 3, after, 3, 2, set_aside) ==
+        std::vector<std::string>{"round 2: vm-5 at 10.0.0.5 took group rank 1, the slot of vm-2 "
+                                 "at 10.0.0.2, which is set aside for the rest of the job"});
+  const std::map<std::string, std::string> labels{{before[1].node.node_id, "vm-2 at 10.0.0.2"}};
+  CHECK(SetAsideSummary(set_aside, labels) ==
+        "hosts set aside during the job (a spare took each one's place): vm-2 at 10.0.0.2");
+  CHECK(SetAsideSummary({"10.0.0.9_4_00000000"}, labels).ends_with(": 10.0.0.9_4_00000000"));
+  CHECK(SetAsideSummary({}, labels).empty());
+}
+
 TEST_CASE("SlotChangeLines: a compacted round says the survivors' ranks moved", "[slot_change]") {
   const std::vector<RoundPeer> before{Peer(0, "1"), Peer(1, "2"), Peer(2, "3")};
   const std::vector<RoundPeer> after{Peer(0, "1"), Peer(1, "3")};

@@ -74,6 +74,16 @@ TEST_CASE("RoundAssignment survives an encode/decode round trip", "[rendezvous][
   }
   // A few hundred bytes whatever the size of the round.
   CHECK(all[57].Encode().size() < 400);
+  // The hosts set aside travel with every member's assignment.
+  RendezvousState state = CompleteState(4);
+  state.quarantined = {"gone-1", "gone-2"};
+  const RoundAssignment with = AssignRound(state, {1, 1, 1, 1})[3];
+  CHECK(with.set_aside == state.quarantined);
+  std::string error;
+  auto decoded = RoundAssignment::Decode(with.Encode(), &error);
+  REQUIRE(decoded);
+  CHECK(*decoded == with);
+  CHECK_FALSE(RoundAssignment::Decode(with.Encode() + "set_aside=a,,b\n", &error));
 }
 
 TEST_CASE("RoundAssignment refuses what no completer writes", "[rendezvous][assignment]") {
