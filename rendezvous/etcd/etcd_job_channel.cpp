@@ -78,9 +78,10 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
     return notice;
   }
 
+  // Among the members this agent knows (the rendezvous lists its peers: round_assignment.h).
   int RankOf(const std::string& node_id) const {
-    for (int rank = 0; rank < round.group_world_size(); ++rank) {
-      if (round.Member(rank).node.node_id == node_id) return rank;
+    for (const RoundPeer& member : round.members) {
+      if (member.node.node_id == node_id) return member.group_rank;
     }
     return -1;
   }
@@ -159,9 +160,10 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
       present.insert(keys().NodeIdOf(kv.key));
     }
     link->round_revision = std::max(link->round_revision, range.revision);
-    for (int rank = 0; rank < round.group_world_size() && !ended; ++rank) {
-      if (!present.count(round.Member(rank).node.node_id) && !barrier_passed()) {
-        co_await ReportLost(rank);
+    for (const RoundPeer& member : round.members) {
+      if (ended) break;
+      if (!present.count(member.node.node_id) && !barrier_passed()) {
+        co_await ReportLost(member.group_rank);
       }
     }
   }
