@@ -9,6 +9,7 @@
 #include <map>
 
 #include "rendezvous/core/join_steps.h"
+#include "rendezvous/core/node_id.h"
 #include "rendezvous/core/seats.h"
 #include "rendezvous/etcd/etcd_rendezvous.h"
 
@@ -36,8 +37,21 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::JoinThroughQue
     const JoinRequest& me, Clock::time_point deadline) {
   const QueuedJoin join{me, ++attempts_};
   const std::string& id = settings_.self.node_id;
-  const int64_t put =
-      co_await link_->client().Put(link_->keys().Join(id), EncodeJoinLine(join), link_->lease());
+  std::string record_key = link_->keys().Node(id);
+  std::vector<etcd::Compare> fresh;
+  if (!record_created_) fresh.push_back(etcd::Compare::Absent(record_key));
+  std::vector<etcd::TxnOp> puts{
+      etcd::TxnOp::Put(std::move(record_key), settings_.self.Encode(), link_->lease()),
+      etcd::TxnOp::Put(link_->keys().Join(id), EncodeJoinLine(join), link_->lease())};
+  const etcd::TxnResult enqueued =
+      co_await link_->client().Txn(std::move(fresh), std::move(puts), {});
+  if (!enqueued.succeeded) {
+    throw RendezvousError(
+        NodeIdClashMessage(settings_.run_id, settings_.self.node_id,
+                           settings_.self.Label() + " (etcd at " + link_->Endpoints() + ")"));
+  }
+  record_created_ = true;
+  const int64_t put = enqueued.revision;
   // The watch replays an answer given between the put and its start.
   Watch(link_->keys().Answer(id), put + 1);
   const auto answer = co_await AwaitAnswer(join.attempt, put, deadline);
@@ -68,16 +82,25 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
   int64_t seen = from_revision;
   co_await Admit();
   for (;;) {
-    const auto slice = std::min(kAnswerWait, settings_.queue_timeout);
+    // A dead holder's key lasts as long as its lease: looking more often than a third of it
+    // would only load etcd.
+    const auto slice = std::min<Clock::duration>(
+        std::max<Clock::duration>(kAnswerWait, link_->settings().lease_ttl / 3),
+        settings_.queue_timeout);
     if (co_await AwaitChange(seen, std::min(Clock::now() + slice, deadline))) {
-      etcd::RangeResult range = co_await link_->client().Range(key);
-      seen = range.revision;
-      if (!range.kvs.empty()) {
-        // Its own revision: the epoch key may have moved since, and the participant's watch
-        // must replay that.
-        if (auto answer = AnswerOf(range.kvs.front().value, attempt)) {
-          co_return std::pair(*answer, range.kvs.front().mod_revision);
-        }
+      // The watch's event carries the answer; a watch that ended is read instead.
+      int64_t revision = latest_change_;
+      std::optional<std::string> value = latest_value_;
+      if (revision <= seen) {
+        etcd::RangeResult range = co_await link_->client().Range(key);
+        revision = range.kvs.empty() ? range.revision : range.kvs.front().mod_revision;
+        value = range.kvs.empty() ? std::nullopt : std::optional(range.kvs.front().value);
+      }
+      seen = std::max(seen, revision);
+      // Its own revision: the epoch key may have moved since, and the participant's watch
+      // replays that.
+      if (value) {
+        if (auto answer = AnswerOf(*value, attempt)) co_return std::pair(*answer, revision);
       }
       continue;
     }

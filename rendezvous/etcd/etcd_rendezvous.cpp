@@ -54,7 +54,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
   try {
     co_await Connect(deadline);
     if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
-    co_await PublishSelf();
+    RefreshSelf();
     JoinRequest me = JoinRequestFor(settings_, previous);
     next_progress_ = Clock::now() + settings_.progress_interval;
     if (auto queued = co_await JoinThroughQueue(me, deadline)) co_return std::move(*queued);
@@ -140,35 +140,17 @@ Rendezvous::Task<void> EtcdRendezvous::Connect(Clock::time_point deadline) {
     self.addr = co_await LocalAddressToward(link_->settings().client.endpoints.front());
   }
   self.node_id = WithAddress(self.node_id, self.addr);
-  co_await CreateNodeRecord();
   connected_ = true;
 }
 
-// The first record is created only if no agent holds its key: another agent of the job with
-// this node id (node_id.h) would otherwise share it, and both would be one participant.
-Rendezvous::Task<void> EtcdRendezvous::CreateNodeRecord() {
-  std::string key = link_->keys().Node(settings_.self.node_id);
-  std::vector<etcd::Compare> compare{etcd::Compare::Absent(key)};
-  std::vector<etcd::TxnOp> success{
-      etcd::TxnOp::Put(std::move(key), settings_.self.Encode(), link_->lease())};
-  etcd::TxnResult result = co_await link_->client().Txn(std::move(compare), std::move(success), {});
-  if (!result.succeeded) {
-    throw RendezvousError(
-        NodeIdClashMessage(settings_.run_id, settings_.self.node_id,
-                           settings_.self.Label() + " (etcd at " + link_->Endpoints() + ")"));
-  }
-}
-
 // The record is written anew before every round: it carries the port this agent offers for the
-// round's workers' store, fresh each round.
-Rendezvous::Task<void> EtcdRendezvous::PublishSelf() {
+// round's workers' store, fresh each round. It is written with the queued join (JoinThroughQueue),
+// one transaction for both.
+void EtcdRendezvous::RefreshSelf() {
   NodeInfo& self = settings_.self;
   const auto& offer = link_->settings().offer_store_port;
   self.worker_store_port = offer ? offer() : 0;
   if (settings_.status_address) self.status = settings_.status_address(self.addr);
-  std::string key = link_->keys().Node(self.node_id);
-  std::string record = self.Encode();
-  co_await link_->client().Put(std::move(key), std::move(record), link_->lease());
 }
 
 Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
@@ -285,13 +267,17 @@ void EtcdRendezvous::Watch(std::string key, int64_t from_revision) {
   watched_key_ = key;
   watch_ended_ = false;
   latest_change_ = 0;
+  latest_value_.reset();
   auto alive = alive_;
   watch_ = etcd::StartWatch(
       link_->client(), std::move(key), "", from_revision,
       [this, alive](const std::vector<etcd::WatchEvent>& events) {
         if (!*alive) return;
         for (const auto& event : events) {
-          latest_change_ = std::max(latest_change_, event.kv.mod_revision);
+          if (event.kv.mod_revision < latest_change_) continue;
+          latest_change_ = event.kv.mod_revision;
+          latest_value_.reset();
+          if (event.kind == etcd::WatchEvent::kPut) latest_value_ = event.kv.value;
         }
         wake_.cancel();
       },

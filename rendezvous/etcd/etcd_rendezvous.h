@@ -72,8 +72,7 @@ class EtcdRendezvous : public Rendezvous {
   using Clock = std::chrono::steady_clock;
 
   Task<void> Connect(Clock::time_point deadline);
-  Task<void> CreateNodeRecord();
-  Task<void> PublishSelf();
+  void RefreshSelf();
   Task<Snapshot> Read();
   // One transaction: `next` and its summary if the state is still the snapshot's (and the epoch
   // key when the epoch moved), with `extra` ops; refreshes *snapshot either way. A write that
@@ -93,7 +92,10 @@ class EtcdRendezvous : public Rendezvous {
   Task<void> Leave(Snapshot snapshot);
 
   // The queued join path (etcd_join_queue.cpp): the round when this agent was admitted and the
-  // round completed; nullopt when the decide-join loop must take over.
+  // round completed; nullopt when the decide-join loop must take over. Publishes this agent's
+  // record with its request, in one transaction; the first one is created only where no agent
+  // holds its key: another agent of the job with this node id (node_id.h) would otherwise share
+  // it, and both would be one participant.
   Task<std::optional<RendezvousResult>> JoinThroughQueue(const JoinRequest& me,
                                                          Clock::time_point deadline);
   // This queued join's answer and the revision it was read at (nullopt: none came before the
@@ -127,7 +129,9 @@ class EtcdRendezvous : public Rendezvous {
   void ReportProgress(const RendezvousState& state, Clock::time_point deadline, int joined = -1);
   RendezvousError Error(const std::string& what) const;
 
-  // A queued join waits this long for its answer before it looks at the admitter key again.
+  // A queued join waits this long for its answer before it looks at the admitter key again, or
+  // a third of the lease TTL when that is longer (a dead holder's key lasts as long as its
+  // lease), but never longer than queue_timeout.
   static constexpr std::chrono::milliseconds kAnswerWait{2000};
   // A participant that finds its round complete waits this long for its assignment before it
   // hands over to the decide-join loop (which publishes them: their publisher died).
@@ -139,11 +143,13 @@ class EtcdRendezvous : public Rendezvous {
   RendezvousSettings settings_;
   std::shared_ptr<EtcdLink> link_;
   bool connected_ = false;
+  bool record_created_ = false;         // this agent's node record exists (the node id is its own)
   std::unique_ptr<etcd::Watch> watch_;  // watched_key_, while Next() runs
   std::string watched_key_;
   bool watch_ended_ = true;
   int64_t latest_change_ = 0;  // the newest revision of watched_key_ the watch reported
-  int64_t attempts_ = 0;       // calls of Next(): numbers this agent's queued joins
+  std::optional<std::string> latest_value_;  // its value then (nullopt: deleted)
+  int64_t attempts_ = 0;                     // calls of Next(): numbers this agent's queued joins
   boost::asio::steady_timer wake_;
   Clock::time_point next_progress_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
