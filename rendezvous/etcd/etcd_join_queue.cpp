@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <exception>
 #include <map>
 
 #include "rendezvous/core/join_steps.h"
@@ -40,9 +41,13 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::JoinThroughQue
   std::string record_key = link_->keys().Node(id);
   std::vector<etcd::Compare> fresh;
   if (!record_created_) fresh.push_back(etcd::Compare::Absent(record_key));
+  // The admitter key is read with them: when another agent holds it, it sees this request before
+  // it frees the key, and this agent need not ask for the key now (N agents arriving together
+  // would otherwise all ask).
   std::vector<etcd::TxnOp> puts{
       etcd::TxnOp::Put(std::move(record_key), settings_.self.Encode(), link_->lease()),
-      etcd::TxnOp::Put(link_->keys().Join(id), EncodeJoinLine(join), link_->lease())};
+      etcd::TxnOp::Put(link_->keys().Join(id), EncodeJoinLine(join), link_->lease()),
+      etcd::TxnOp::Range(link_->keys().Admitter())};
   const etcd::TxnResult enqueued =
       co_await link_->client().Txn(std::move(fresh), std::move(puts), {});
   if (!enqueued.succeeded) {
@@ -54,7 +59,8 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::JoinThroughQue
   const int64_t put = enqueued.revision;
   // The watch replays an answer given between the put and its start.
   Watch(link_->keys().Answer(id), put + 1);
-  const auto answer = co_await AwaitAnswer(join.attempt, put, deadline);
+  const bool held = !enqueued.ranges.empty() && !enqueued.ranges.front().kvs.empty();
+  const auto answer = co_await AwaitAnswer(join.attempt, put, !held, deadline);
   if (settings_.trace) {
     settings_.trace("rendezvous: " + JoinAnswerLine(answer ? std::optional(answer->first)
                                                            : std::optional<JoinAnswer>()));
@@ -73,14 +79,14 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::JoinThroughQue
 }
 
 Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::AwaitAnswer(
-    int64_t attempt, int64_t from_revision, Clock::time_point deadline) {
+    int64_t attempt, int64_t from_revision, bool admit, Clock::time_point deadline) {
   const std::string key = link_->keys().Answer(settings_.self.node_id);
   // The admission may take a while for thousands of agents; only a summary that stands still
   // for queue_timeout means its holder is stuck (a frozen holder loses its lease and the key).
   int64_t summary_seen = -1;
   auto moved_at = Clock::now();
   int64_t seen = from_revision;
-  co_await Admit();
+  if (admit) co_await Admit();
   for (;;) {
     // A dead holder's key lasts as long as its lease: looking more often than a third of it
     // would only load etcd.
@@ -170,20 +176,24 @@ Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {
           ? 0
           : ranges.front().kvs.front().mod_revision;
     }
-    Snapshot snapshot = co_await Read();
-    for (;;) {
-      std::string joins = keys.Joins();
-      std::string end = etcd::PrefixEnd(joins);
-      etcd::RangeResult queued = co_await link_->client().Range(std::move(joins), std::move(end));
-      const bool drained = queued.kvs.empty();
-      co_await AdmitQueued(&snapshot, std::move(queued.kvs));
-      if (drained) break;
+    // Freed after the queue is drained, or when admitting failed (etcd refused or did not
+    // answer), for the next queued agent to take, while it is still this agent's (a lapsed lease
+    // may have let another take it).
+    std::exception_ptr failure;
+    try {
+      co_await AdmitUntilDrained();
+    } catch (...) {
+      failure = std::current_exception();
     }
-    // Freed only while it is still this agent's (a lapsed lease may have let another take it).
     std::vector<etcd::Compare> mine{
         etcd::Compare::Value(keys.Admitter(), etcd::Compare::Op::kEqual, me)};
     std::vector<etcd::TxnOp> release{etcd::TxnOp::Delete(keys.Admitter())};
-    co_await link_->client().Txn(std::move(mine), std::move(release), {});
+    try {
+      co_await link_->client().Txn(std::move(mine), std::move(release), {});
+    } catch (const etcd::EtcdError&) {
+      if (!failure) throw;
+    }
+    if (failure) std::rethrow_exception(failure);
     // An agent that queued after the last batch and tried the key before it was freed would
     // wait for an answer that nobody gives: look once more, now that the key is free.
     std::string joins = keys.Joins();
@@ -191,6 +201,18 @@ Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {
     if ((co_await link_->client().Range(std::move(joins), std::move(end))).kvs.empty()) {
       co_return -1;
     }
+  }
+}
+
+Rendezvous::Task<void> EtcdRendezvous::AdmitUntilDrained() {
+  Snapshot snapshot = co_await Read();
+  for (;;) {
+    std::string joins = link_->keys().Joins();
+    std::string end = etcd::PrefixEnd(joins);
+    etcd::RangeResult queued = co_await link_->client().Range(std::move(joins), std::move(end));
+    const bool drained = queued.kvs.empty();
+    co_await AdmitQueued(&snapshot, std::move(queued.kvs));
+    if (drained) co_return;
   }
 }
 

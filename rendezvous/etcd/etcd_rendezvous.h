@@ -100,8 +100,9 @@ class EtcdRendezvous : public Rendezvous {
                                                          Clock::time_point deadline);
   // This queued join's answer and the revision it was read at (nullopt: none came before the
   // deadline, or the admission stood still for queue_timeout).
+  // `admit`: the admitter key was free when the request was queued: try it first.
   Task<std::optional<std::pair<JoinAnswer, int64_t>>> AwaitAnswer(int64_t attempt,
-                                                                  int64_t from_revision,
+                                                                  int64_t from_revision, bool admit,
                                                                   Clock::time_point deadline);
   Task<std::optional<RendezvousResult>> AwaitCompletion(const JoinAnswer& answer,
                                                         int64_t answer_revision,
@@ -110,6 +111,8 @@ class EtcdRendezvous : public Rendezvous {
   // key; returns at once when another agent holds it. Returns the summary's mod_revision when
   // another agent holds the key (it moves while the admission makes progress), -1 otherwise.
   Task<int64_t> Admit();
+  // Applies the queue until a range of it finds it empty.
+  Task<void> AdmitUntilDrained();
   // Applies the queued joins `joins` (etcd records) in batches of at most kBatch.
   Task<void> AdmitQueued(Snapshot* snapshot, std::vector<etcd::KeyValue> joins);
   // Publishes every member's assignment of the complete `state`, then its epoch key.
