@@ -48,12 +48,19 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::JoinThroughQue
       etcd::TxnOp::Put(std::move(record_key), settings_.self.Encode(), link_->lease()),
       etcd::TxnOp::Put(link_->keys().Join(id), EncodeJoinLine(join), link_->lease()),
       etcd::TxnOp::Range(link_->keys().Admitter())};
-  const etcd::TxnResult enqueued =
-      co_await link_->client().Txn(std::move(fresh), std::move(puts), {});
+  std::vector<etcd::TxnOp> holder{etcd::TxnOp::Range(link_->keys().Node(id))};
+  etcd::TxnResult enqueued = co_await link_->client().Txn(fresh, puts, std::move(holder));
   if (!enqueued.succeeded) {
-    throw RendezvousError(
-        NodeIdClashMessage(settings_.run_id, settings_.self.node_id,
-                           settings_.self.Label() + " (etcd at " + link_->Endpoints() + ")"));
+    // A record on this agent's own lease is its own: the client sent the transaction again
+    // after etcd answered the first attempt too late. Queued once more, without the check.
+    const bool ours = !enqueued.ranges.empty() && !enqueued.ranges.front().kvs.empty() &&
+                      enqueued.ranges.front().kvs.front().lease == link_->lease();
+    if (!ours) {
+      throw RendezvousError(
+          NodeIdClashMessage(settings_.run_id, settings_.self.node_id,
+                             settings_.self.Label() + " (etcd at " + link_->Endpoints() + ")"));
+    }
+    enqueued = co_await link_->client().Txn({}, std::move(puts), {});
   }
   record_created_ = true;
   const int64_t put = enqueued.revision;

@@ -205,7 +205,11 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
     if (!snapshot->state) throw Error("unreadable rendezvous state: " + error);
     snapshot->mod_revision = result.ranges.front().kvs.front().mod_revision;
   }
-  co_return false;
+  // The client sends a transaction again when etcd answered its first attempt too late: the
+  // state found is then this very write (every write bumps the version), done once.
+  if (snapshot->state != next) co_return false;
+  if (completes) co_await PublishRound(next);
+  co_return true;
 }
 
 Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
