@@ -253,6 +253,7 @@ Rendezvous::Task<void> EtcdRendezvous::AdmitQueued(Snapshot* snapshot,
     const std::vector<QueuedJoin> batch(
         from, from + static_cast<std::ptrdiff_t>(std::min(kBatch, pending.size() - first)));
     std::vector<JoinRequest> requests;
+    requests.reserve(batch.size());
     for (const QueuedJoin& join : batch) requests.push_back(join.request);
     const Admission admission = AdmitJoins(snapshot->state, requests, WallMs());
     if (CompletesOpenRound(snapshot->state, admission.next)) {
@@ -371,7 +372,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     }
     std::string error;
     auto node = NodeInfo::Decode(read.ranges[i].kvs.front().value, &error);
-    if (!node) throw Error("unreadable node record of " + id + ": " + error);
+    if (!node) throw Error("unreadable node record of " + id + ": " + std::move(error));
     result.members.push_back(RoundPeer{rank, std::move(*node), link_->keys().Node(id)});
   }
   if (result.self().node_id != settings_.self.node_id) {
