@@ -291,6 +291,55 @@ TEST_CASE_METHOD(JoinedPair,
   CHECK(next.group_world_size() == 2);
 }
 
+TEST_CASE("etcd job channel: a lost member is named on every member, whether it lists it or not") {
+  // 12 members: each lists group rank 0, itself and its heartbeat peers; group rank 7 is listed
+  // by 3, 5, 6 and 11 only (its ring predecessors), the others hear of it through the round end.
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  constexpr int kMembers = 12;
+  constexpr int kLost = 7;
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 0; i < kMembers; ++i) {
+    agents.push_back(std::make_unique<Agent>(io, run, i, kMembers, kMembers));
+  }
+  for (auto& agent : agents) joins.push_back(Join(io, *agent));
+  std::vector<RendezvousResult> results;
+  for (auto& join : joins) results.push_back(Get(io, join));
+  std::vector<std::optional<RoundEnd>> heard(kMembers);
+  std::vector<std::unique_ptr<EtcdJobChannel>> channels(kMembers);
+  size_t lost = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].group_rank == kLost) {
+      lost = i;
+      continue;
+    }
+    channels[i] =
+        std::make_unique<EtcdJobChannel>(io.get_executor(), agents[i]->link, results[i],
+                                         [&heard, i](const RoundEnd& e) { heard[i] = e; });
+    auto started = boost::asio::co_spawn(io, channels[i]->Start(), boost::asio::use_future);
+    Get(io, started);
+  }
+  CHECK(results[lost].Find(kLost) != nullptr);
+  agents[lost]->link->Close();  // it dies: nobody keeps its lease alive any more
+  auto all_heard = [&] {
+    for (size_t i = 0; i < heard.size(); ++i) {
+      if (i != lost && !heard[i]) return false;
+    }
+    return true;
+  };
+  REQUIRE(RunUntil(io, all_heard, milliseconds(10000)));
+  int unlisted = 0;
+  for (size_t i = 0; i < heard.size(); ++i) {
+    if (i == lost) continue;
+    CHECK(heard[i]->kind == RoundEndKind::kPeerLost);
+    CHECK(heard[i]->node_rank == kLost);
+    if (results[i].Find(kLost) == nullptr) ++unlisted;
+    channels[i]->Stop();
+  }
+  CHECK(unlisted > 0);
+}
+
 TEST_CASE("etcd rendezvous: a spare takes a lost host's group rank, survivors keep theirs") {
   boost::asio::io_context io;
   const std::string run = NewRunId();
