@@ -161,7 +161,12 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
       ReportProgress(summary->state, deadline, summary->joined);
       next_progress_ = Clock::now() + settings_.progress_interval;
     }
-    if (last_call_ms != 0 && WallMs() >= last_call_ms) co_await Admit();
+    if (last_call_ms != 0 && WallMs() >= last_call_ms) {
+      co_await Admit();
+      // Then woken by the completion (the epoch key) or, should the holder of the key die
+      // before it completes the round, by the next progress line, which reads the summary again.
+      last_call_ms = 0;
+    }
   }
   StopWatch();
   co_return std::nullopt;
