@@ -192,8 +192,11 @@ Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {
     // answer), for the next queued agent to take, while it is still this agent's (a lapsed lease
     // may have let another take it).
     std::exception_ptr failure;
+    std::string etcd_failure;
     try {
       co_await AdmitUntilDrained();
+    } catch (const etcd::EtcdError& error) {
+      etcd_failure = error.what();
     } catch (...) {
       failure = std::current_exception();
     }
@@ -203,9 +206,16 @@ Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {
     try {
       co_await link_->client().Txn(std::move(mine), std::move(release), {});
     } catch (const etcd::EtcdError&) {
-      if (!failure) throw;
+      if (!failure && etcd_failure.empty()) throw;
     }
     if (failure) std::rethrow_exception(failure);
+    if (!etcd_failure.empty()) {
+      // etcd overloaded (a request unanswered for its whole timeout) fails the admission, not
+      // this agent's join: whoever asks for the key next tries again. A summary that stops
+      // moving meanwhile hands the queued agents over to the decide-join loop.
+      if (settings_.trace) settings_.trace("rendezvous: admission stopped: " + etcd_failure);
+      co_return 0;
+    }
     // An agent that queued after the last batch and tried the key before it was freed would
     // wait for an answer that nobody gives: look once more, now that the key is free.
     std::string joins = keys.Joins();

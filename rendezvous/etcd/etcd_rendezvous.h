@@ -109,7 +109,8 @@ class EtcdRendezvous : public Rendezvous {
                                                         Clock::time_point deadline);
   // Takes the admitter key if it is free, applies the queue until it is drained, and frees the
   // key; returns at once when another agent holds it. Returns the summary's mod_revision when
-  // another agent holds the key (it moves while the admission makes progress), -1 otherwise.
+  // another agent holds the key (it moves while the admission makes progress), 0 when etcd
+  // failed the admission (the key is freed for the next try), -1 otherwise.
   Task<int64_t> Admit();
   // Applies the queue until a range of it finds it empty.
   Task<void> AdmitUntilDrained();
