@@ -104,12 +104,14 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
       // The watch's event carries the answer; a watch that ended is read instead.
       int64_t revision = latest_change_;
       std::optional<std::string> value = latest_value_;
+      int64_t read_at = revision;
       if (revision <= seen) {
         etcd::RangeResult range = co_await link_->client().Range(key);
+        read_at = range.revision;  // a watch that ended starts again from there
         revision = range.kvs.empty() ? range.revision : range.kvs.front().mod_revision;
         value = range.kvs.empty() ? std::nullopt : std::optional(range.kvs.front().value);
       }
-      seen = std::max(seen, revision);
+      seen = std::max(seen, read_at);
       // Its own revision: the epoch key may have moved since, and the participant's watch
       // replays that.
       if (value) {
@@ -140,10 +142,14 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
     if (complete_seen) until = std::min(until, *complete_seen + kAssignmentWait);
     co_await AwaitChange(seen, until);
     seen = std::max(seen, latest_change_);
-    if (auto assignment = co_await ReadAssignment(answer.round)) {
+    int64_t read_at = 0;
+    if (auto assignment = co_await ReadAssignment(answer.round, &read_at)) {
       StopWatch();
       co_return co_await Finish(*assignment);  // its nullopt hands over too
     }
+    // Whatever moved the epoch key until then is in what is read now (the completion would
+    // have left this assignment): a watch that ended starts again from there, not from before.
+    seen = std::max(seen, read_at);
     if (Clock::now() >= deadline) break;  // the loop leaves and says why
     etcd::RangeResult range = co_await link_->client().Range(link_->keys().Summary());
     std::string error;
@@ -332,9 +338,11 @@ Rendezvous::Task<void> EtcdRendezvous::PublishRound(const RendezvousState& state
   co_await link_->client().Put(link_->keys().Epoch(), EncodeSummary(state));
 }
 
-Rendezvous::Task<std::optional<RoundAssignment>> EtcdRendezvous::ReadAssignment(int64_t round) {
+Rendezvous::Task<std::optional<RoundAssignment>> EtcdRendezvous::ReadAssignment(int64_t round,
+                                                                                int64_t* read_at) {
   etcd::RangeResult range =
       co_await link_->client().Range(link_->keys().Assign(round, settings_.self.node_id));
+  if (read_at != nullptr) *read_at = range.revision;
   if (range.kvs.empty()) co_return std::nullopt;
   std::string error;
   auto assignment = RoundAssignment::Decode(range.kvs.front().value, &error);

@@ -118,7 +118,8 @@ class EtcdRendezvous : public Rendezvous {
   Task<void> AdmitQueued(Snapshot* snapshot, std::vector<etcd::KeyValue> joins);
   // Publishes every member's assignment of the complete `state`, then its epoch key.
   Task<void> PublishRound(const RendezvousState& state);
-  Task<std::optional<RoundAssignment>> ReadAssignment(int64_t round);
+  // *read_at (when given): the store's revision the read saw.
+  Task<std::optional<RoundAssignment>> ReadAssignment(int64_t round, int64_t* read_at = nullptr);
   // This agent's assignment in the complete `state`, published first when nobody did.
   Task<RoundAssignment> AssignmentIn(const RendezvousState& state);
   // The round's result, or nullopt when a peer's record vanished since the round completed (its
