@@ -68,7 +68,8 @@ void SingleHostJob::Rendezvous(Ready ready, Ended ended) {
               .master_addr = master_addr_,
               .master_port = worker_port,
               .round = 0,
-              .hosts = {}});
+              .hosts = {},
+              .set_aside = {}});
 }
 
 void SingleHostJob::Conclude(const AttemptResult& result, Decided decided) {

@@ -78,9 +78,10 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
     return notice;
   }
 
+  // Among the members this agent knows (the rendezvous lists its peers: round_assignment.h).
   int RankOf(const std::string& node_id) const {
-    for (int rank = 0; rank < round.group_world_size(); ++rank) {
-      if (round.Member(rank).node.node_id == node_id) return rank;
+    for (const RoundPeer& member : round.members) {
+      if (member.node.node_id == node_id) return member.group_rank;
     }
     return -1;
   }
@@ -143,25 +144,32 @@ struct EtcdJobChannel::State : std::enable_shared_from_this<State> {
     }
   }
 
-  // What the watch may have missed: the end notice, members' records, barrier arrivals.
-  // Records the revision read, from which the watch then continues.
+  // What the watch may have missed: the end notice, barrier arrivals, the listed members'
+  // records; one transaction of reads (a few dozen keys: not every key of the job), whose
+  // revision the watch then continues from.
   asio::awaitable<void> Check() {
-    std::string run = keys().Run();
-    std::string end = etcd::PrefixEnd(run);
-    etcd::RangeResult range = co_await link->client().Range(std::move(run), std::move(end));
-    std::set<std::string> present;
-    for (const auto& kv : range.kvs) {
-      etcd::WatchEvent event;
-      event.kv = kv;
-      if (kv.key == keys().End(round.round) || kv.key.starts_with(keys().Barrier(round.round))) {
+    const std::string barrier = keys().Barrier(round.round);
+    std::vector<etcd::TxnOp> reads{etcd::TxnOp::Range(keys().End(round.round)),
+                                   etcd::TxnOp::Range(barrier, etcd::PrefixEnd(barrier))};
+    for (const RoundPeer& member : round.members) {
+      reads.push_back(etcd::TxnOp::Range(keys().Node(member.node.node_id)));
+    }
+    etcd::TxnResult read = co_await link->client().Txn({}, std::move(reads), {});
+    if (read.ranges.size() != 2 + round.members.size()) {
+      throw StoreError("etcd answered " + std::to_string(read.ranges.size()) + " of " +
+                       std::to_string(2 + round.members.size()) + " reads");
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      for (const auto& kv : read.ranges[i].kvs) {
+        etcd::WatchEvent event;
+        event.kv = kv;
         OnEvent(event);
       }
-      present.insert(keys().NodeIdOf(kv.key));
     }
-    link->round_revision = std::max(link->round_revision, range.revision);
-    for (int rank = 0; rank < round.group_world_size() && !ended; ++rank) {
-      if (!present.count(round.Member(rank).node.node_id) && !barrier_passed()) {
-        co_await ReportLost(rank);
+    link->round_revision = std::max(link->round_revision, read.revision);
+    for (size_t i = 0; i < round.members.size() && !ended; ++i) {
+      if (read.ranges[2 + i].kvs.empty() && !barrier_passed()) {
+        co_await ReportLost(round.members[i].group_rank);
       }
     }
   }

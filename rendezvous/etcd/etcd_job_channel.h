@@ -5,8 +5,9 @@
 //     every agent hears it through one watch of the job's keys, within milliseconds;
 //   - lost peers: a member whose lease expired (it died, froze or lost etcd for a whole TTL)
 //     loses its node record; the deletion reaches every agent through the same watch, and the
-//     first to report it ends the round with a kPeerLost notice naming it. No heartbeats of its
-//     own: etcd's lease is the heartbeat;
+//     first agent listing it (the round's result lists this agent's peers, round_assignment.h:
+//     its ring predecessor always does) ends the round with a kPeerLost notice naming it. No
+//     heartbeats of its own: etcd's lease is the heartbeat;
 //   - this agent's own lease lost (etcd unreachable for a whole TTL): a local kStoreLost end;
 //   - the exit barrier: one key per arrived member, counted from the watch.
 // Events come in revision order, so a peer that revokes its lease after the barrier passed is

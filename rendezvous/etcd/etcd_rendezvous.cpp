@@ -4,7 +4,7 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <map>
+#include <set>
 
 #include "rendezvous/c10d/store_steps.h"
 #include "rendezvous/core/join_steps.h"
@@ -54,11 +54,12 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
   try {
     co_await Connect(deadline);
     if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
-    co_await PublishSelf();
+    RefreshSelf();
     JoinRequest me = JoinRequestFor(settings_, previous);
     next_progress_ = Clock::now() + settings_.progress_interval;
+    if (auto queued = co_await JoinThroughQueue(me, deadline)) co_return std::move(*queued);
     Snapshot snapshot = co_await Read();
-    WatchState(snapshot.revision + 1);
+    Watch(link_->keys().State(), snapshot.revision + 1);
     bool waited = false;  // this host waited for a place: a spare, when the job then finishes
     for (;;) {
       JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
@@ -71,7 +72,9 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
           }
           break;
         case JoinAction::kDone:
-          if (auto result = co_await Finish(decision.next, decision.rank)) co_return *result;
+          if (auto result = co_await Finish(co_await AssignmentIn(decision.next))) {
+            co_return std::move(*result);
+          }
           // A member died before the round started: it ended, and this agent asks for the next.
           me.min_round = decision.next.round + 1;
           me.restart_count = std::max(me.restart_count, decision.next.restart_count + 1);
@@ -139,35 +142,17 @@ Rendezvous::Task<void> EtcdRendezvous::Connect(Clock::time_point deadline) {
     self.addr = co_await LocalAddressToward(link_->settings().client.endpoints.front());
   }
   self.node_id = WithAddress(self.node_id, self.addr);
-  co_await CreateNodeRecord();
   connected_ = true;
 }
 
-// The first record is created only if no agent holds its key: another agent of the job with
-// this node id (node_id.h) would otherwise share it, and both would be one participant.
-Rendezvous::Task<void> EtcdRendezvous::CreateNodeRecord() {
-  std::string key = link_->keys().Node(settings_.self.node_id);
-  std::vector<etcd::Compare> compare{etcd::Compare::Absent(key)};
-  std::vector<etcd::TxnOp> success{
-      etcd::TxnOp::Put(std::move(key), settings_.self.Encode(), link_->lease())};
-  etcd::TxnResult result = co_await link_->client().Txn(std::move(compare), std::move(success), {});
-  if (!result.succeeded) {
-    throw RendezvousError(
-        NodeIdClashMessage(settings_.run_id, settings_.self.node_id,
-                           settings_.self.Label() + " (etcd at " + link_->Endpoints() + ")"));
-  }
-}
-
 // The record is written anew before every round: it carries the port this agent offers for the
-// round's workers' store, fresh each round.
-Rendezvous::Task<void> EtcdRendezvous::PublishSelf() {
+// round's workers' store, fresh each round. It is written with the queued join (JoinThroughQueue),
+// one transaction for both.
+void EtcdRendezvous::RefreshSelf() {
   NodeInfo& self = settings_.self;
   const auto& offer = link_->settings().offer_store_port;
   self.worker_store_port = offer ? offer() : 0;
   if (settings_.status_address) self.status = settings_.status_address(self.addr);
-  std::string key = link_->keys().Node(self.node_id);
-  std::string record = self.Encode();
-  co_await link_->client().Put(std::move(key), std::move(record), link_->lease());
 }
 
 Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
@@ -185,13 +170,25 @@ Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
 
 // One transaction: store `next` if the state is still the one read (its mod_revision, or its
 // absence), else read the current one.
-Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const RendezvousState& next) {
-  const std::string key = link_->keys().State();
+Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const RendezvousState& next,
+                                             const std::vector<etcd::TxnOp>* extra) {
+  const EtcdKeys& keys = link_->keys();
+  const std::string key = keys.State();
   std::vector<etcd::Compare> compare{
       snapshot->mod_revision == 0
           ? etcd::Compare::Absent(key)
           : etcd::Compare::ModRevision(key, etcd::Compare::Op::kEqual, snapshot->mod_revision)};
-  std::vector<etcd::TxnOp> success{etcd::TxnOp::Put(key, next.Encode())};
+  const std::string summary = EncodeSummary(next);
+  std::vector<etcd::TxnOp> success{etcd::TxnOp::Put(key, next.Encode()),
+                                   etcd::TxnOp::Put(keys.Summary(), summary)};
+  const bool completes =
+      next.complete && !next.closed &&
+      (!snapshot->state || !snapshot->state->complete || snapshot->state->round != next.round);
+  // A completed round wakes its participants only once its assignments are there (PublishRound).
+  if (!completes && (!snapshot->state || snapshot->state->epoch != next.epoch)) {
+    success.push_back(etcd::TxnOp::Put(keys.Epoch(), summary));
+  }
+  if (extra != nullptr) success.insert(success.end(), extra->begin(), extra->end());
   std::vector<etcd::TxnOp> failure{etcd::TxnOp::Range(key)};
   etcd::TxnResult result =
       co_await link_->client().Txn(std::move(compare), std::move(success), std::move(failure));
@@ -199,6 +196,7 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
   if (result.succeeded) {
     snapshot->state = next;
     snapshot->mod_revision = result.revision;
+    if (completes) co_await PublishRound(next);
     co_return true;
   }
   snapshot->state.reset();
@@ -209,31 +207,48 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
     if (!snapshot->state) throw Error("unreadable rendezvous state: " + error);
     snapshot->mod_revision = result.ranges.front().kvs.front().mod_revision;
   }
-  co_return false;
+  // The client sends a transaction again when etcd answered its first attempt too late: the
+  // state found is then this very write (every write bumps the version), done once.
+  if (snapshot->state != next) co_return false;
+  if (completes) co_await PublishRound(next);
+  co_return true;
 }
 
-// Before a write completes a round, every participant must still hold its lease (its record):
-// one that died while the round waited is removed, and the join decides again.
 Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                             const RendezvousState& next) {
   if (!CompletesOpenRound(snapshot->state, next)) co_return false;
+  const std::vector<std::string> gone = co_await DeadAmong(next);
+  if (gone.empty()) co_return false;
+  co_await DropDead(snapshot, gone);
+  co_return true;
+}
+
+Rendezvous::Task<std::vector<std::string>> EtcdRendezvous::DeadAmong(const RendezvousState& next) {
   std::string nodes = link_->keys().Nodes();
   std::string end = etcd::PrefixEnd(nodes);
   etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
-  std::map<std::string, bool> present;
-  for (const auto& kv : range.kvs) present[link_->keys().NodeIdOf(kv.key)] = true;
+  std::set<std::string> present;
+  for (const auto& kv : range.kvs) present.insert(link_->keys().NodeIdOf(kv.key));
   std::vector<std::string> gone;
   for (const auto& id : next.participants) {
-    if (id == settings_.self.node_id || present.count(id)) continue;
-    gone.push_back(id);
+    if (id != settings_.self.node_id && !present.count(id)) gone.push_back(id);
+  }
+  co_return gone;
+}
+
+Rendezvous::Task<void> EtcdRendezvous::DropDead(Snapshot* snapshot,
+                                                const std::vector<std::string>& gone) {
+  if (!snapshot->state) co_return;
+  std::vector<std::string> known;
+  for (const auto& id : gone) {
+    if (snapshot->state->RankOf(id) < 0 && !snapshot->state->IsWaiting(id)) continue;
+    known.push_back(id);
     if (settings_.progress) {
       settings_.progress(
           LeftBeforeCompletionLine(id, snapshot->state->round, "its etcd lease expired"));
     }
   }
-  if (gone.empty()) co_return false;
-  co_await Write(snapshot, WithoutNodes(*snapshot->state, gone));
-  co_return true;
+  if (!known.empty()) co_await Write(snapshot, WithoutNodes(*snapshot->state, known));
 }
 
 // Ends the running round for the waiting host (join_steps.h: MembershipChangeNotice).
@@ -253,15 +268,22 @@ Rendezvous::Task<void> EtcdRendezvous::RefuseMismatch(Snapshot* snapshot,
   throw RendezvousError(refusal.message);
 }
 
-void EtcdRendezvous::WatchState(int64_t from_revision) {
+void EtcdRendezvous::Watch(std::string key, int64_t from_revision) {
+  watch_.reset();
+  watched_key_ = key;
   watch_ended_ = false;
+  latest_change_ = 0;
+  latest_value_.reset();
   auto alive = alive_;
   watch_ = etcd::StartWatch(
-      link_->client(), link_->keys().State(), "", from_revision,
+      link_->client(), std::move(key), "", from_revision,
       [this, alive](const std::vector<etcd::WatchEvent>& events) {
         if (!*alive) return;
         for (const auto& event : events) {
-          latest_change_ = std::max(latest_change_, event.kv.mod_revision);
+          if (event.kv.mod_revision < latest_change_) continue;
+          latest_change_ = event.kv.mod_revision;
+          latest_value_.reset();
+          if (event.kind == etcd::WatchEvent::kPut) latest_value_ = event.kv.value;
         }
         wake_.cancel();
       },
@@ -277,19 +299,28 @@ void EtcdRendezvous::StopWatch() {
   watch_ended_ = true;
 }
 
+Rendezvous::Task<bool> EtcdRendezvous::AwaitChange(int64_t seen, Clock::time_point until) {
+  if (watch_ended_) {
+    // What the ended watch may have missed is read by the caller next: watch from there on.
+    Watch(watched_key_, seen + 1);
+    co_return true;
+  }
+  if (latest_change_ <= seen && Clock::now() < until) {
+    wake_.expires_at(until);
+    boost::system::error_code ignored;
+    co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+  }
+  co_return latest_change_ > seen;
+}
+
 // Waits for a change of the state (the watch), the decision's wake-up time (last call) or the
 // next progress line, whichever comes first.
 Rendezvous::Task<void> EtcdRendezvous::WaitForNews(const Snapshot& snapshot,
                                                    const JoinDecision& decision,
                                                    Clock::time_point deadline) {
-  if (watch_ended_) {
-    WatchState(snapshot.revision + 1);
-  } else if (latest_change_ <= snapshot.mod_revision) {
-    wake_.expires_at(
-        WakeTime(deadline, next_progress_, decision.wake_at_ms, Clock::now(), WallMs()));
-    boost::system::error_code ignored;
-    co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-  }
+  co_await AwaitChange(
+      std::max(snapshot.mod_revision, snapshot.revision),
+      WakeTime(deadline, next_progress_, decision.wake_at_ms, Clock::now(), WallMs()));
   if (Clock::now() >= next_progress_) {
     ReportProgress(decision.next, deadline);
     next_progress_ = Clock::now() + settings_.progress_interval;
@@ -307,64 +338,12 @@ Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
   }
 }
 
-Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
-    const RendezvousState& state, int rank) {
-  StopWatch();
-  std::string nodes = link_->keys().Nodes();
-  std::string end = etcd::PrefixEnd(nodes);
-  etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
-  std::map<std::string, NodeInfo> records;
-  for (const auto& kv : range.kvs) {
-    std::string error;
-    auto node = NodeInfo::Decode(kv.value, &error);
-    if (!node) throw Error("unreadable node record " + kv.key + ": " + error);
-    records[link_->keys().NodeIdOf(kv.key)] = std::move(*node);
-  }
-  RendezvousResult result;
-  result.set_aside = state.quarantined;
-  std::vector<NodeInfo> members;
-  std::vector<std::string> liveness_keys;
-  std::vector<std::string> gone;
-  for (const auto& id : GroupOrder(state)) {  // by group rank (seats.h)
-    auto found = records.find(id);
-    if (found == records.end()) {
-      gone.push_back(id);
-    } else {
-      members.push_back(found->second);
-      liveness_keys.push_back(link_->keys().Node(id));
-    }
-  }
-  if (!gone.empty()) {
-    if (std::find(gone.begin(), gone.end(), settings_.self.node_id) != gone.end()) {
-      throw Error("this agent's etcd lease expired");
-    }
-    RoundEnd notice;
-    notice.kind = RoundEndKind::kPeerLost;
-    notice.host = gone.front();
-    notice.node_rank = GroupRankOf(state, gone.front());
-    notice.detail = "its etcd lease expired before round " + std::to_string(state.round) +
-                    " started, noticed by " + settings_.self.Label();
-    RoundEnd winner = co_await link_->EndRound(state.round, notice);
-    if (settings_.progress) {
-      settings_.progress("round " + std::to_string(state.round) + " ended before it started (" +
-                         winner.Describe() + "); joining the next one");
-    }
-    co_return std::nullopt;
-  }
-  link_->round_revision = range.revision;
-  result.round = state.round;
-  result.restart_count = state.restart_count;
-  result.group_rank = rank;
-  SetEveryMember(&result, std::move(members), liveness_keys);
-  result.master_addr = result.Member(0).node.addr;
-  result.master_port = result.Member(0).node.worker_store_port;
-  co_return result;
-}
-
-void EtcdRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline) {
+void EtcdRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline,
+                                    int joined) {
   if (!settings_.progress) return;
   const std::string where = "etcd at " + link_->Endpoints();
-  settings_.progress(ProgressLine(state, settings_, where, deadline - Clock::now(), WallMs()));
+  settings_.progress(
+      ProgressLine(state, settings_, where, deadline - Clock::now(), WallMs(), joined));
 }
 
 Rendezvous::Task<void> EtcdRendezvous::Close(std::string reason) {

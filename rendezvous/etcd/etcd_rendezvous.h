@@ -1,12 +1,32 @@
 #pragma once
 // The etcd v3 rendezvous (--rdzv-backend=etcd-v3, and etcd / etcd-v2 as the same backend): the
 // join algorithm of rendezvous_state.h, as for c10d, with its state in one etcd key (etcd_keys.h)
-// updated by a transaction on the key's mod_revision. Waiting agents watch that key, so they
-// react to every change at once, without polling. Each agent's record is attached to its own
+// updated by a transaction on the key's mod_revision. Each agent's record is attached to its own
 // kept-alive lease (etcd_link.h): a participant whose lease expired is dropped before a round
 // completes, and a member that dies while the round runs ends it through the round's channel
 // (etcd_job_channel.h). The coordination lives in etcd, not in any agent, so the job survives
 // the loss of any host as long as MIN hosts remain.
+//
+// Two join paths, one after the other, as the c10d backend's (dynamic_rendezvous.h), so that a
+// job of N hosts costs etcd O(N) requests and bytes in all, not N^2:
+//   - the queued join (etcd_join_queue.cpp): an agent puts its request under its own key on its
+//     own lease (no contention), then tries the admitter key, created only where absent and on
+//     the creator's lease. The agent holding it applies every queued request in batches
+//     (AdmitJoins): one transaction per batch writes the state, its summary, each request's
+//     answer and deletes the requests it applied. Whoever holds the key, not the state's last
+//     writer, admits: a single holder at a time, and its lease expiring (it died or froze) frees
+//     the key for the next queued agent, which looks at it while it waits for its answer.
+//     An admitted participant then watches the small epoch key, not the state: it wakes when the
+//     round completes, is closed or its last call is armed; the admitter completes the round at
+//     the last call once for everybody;
+//   - the decide-join loop (etcd_rendezvous.cpp) for whatever the queue left to decide (a
+//     mismatch, a closed job, a running round to wait for, a newer round, a stuck admission):
+//     DecideJoin on the whole state, which it watches.
+// The write completing a round publishes every member's assignment (round_assignment.h) under
+// the member's own key, then the epoch key; each member reads its assignment and the records of
+// the few peers it names (itself, group rank 0, its heartbeat peers), and checks them alive.
+// A member whose record vanished ends the round before it starts; one that dies later is seen
+// by its ring predecessor's channel, which lists the same peers.
 //
 // The workers' store of a round is hosted by the agent of group rank 0 on the fresh port it
 // offered in its record: the result's master_addr/master_port name it.
@@ -14,9 +34,15 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "rendezvous/core/join_queue.h"
 #include "rendezvous/core/rendezvous.h"
 #include "rendezvous/core/rendezvous_state.h"
+#include "rendezvous/core/round_assignment.h"
 #include "rendezvous/etcd/etcd_link.h"
 
 namespace cpplaunch {
@@ -46,30 +72,89 @@ class EtcdRendezvous : public Rendezvous {
   using Clock = std::chrono::steady_clock;
 
   Task<void> Connect(Clock::time_point deadline);
-  Task<void> CreateNodeRecord();
-  Task<void> PublishSelf();
+  void RefreshSelf();
   Task<Snapshot> Read();
-  Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
+  // One transaction: `next` and its summary if the state is still the snapshot's (and the epoch
+  // key when the epoch moved), with `extra` ops; refreshes *snapshot either way. A write that
+  // completes a round then publishes its assignments (PublishRound).
+  Task<bool> Write(Snapshot* snapshot, const RendezvousState& next,
+                   const std::vector<etcd::TxnOp>* extra = nullptr);
+  // Before a write completes a round, every participant must still hold its lease (its record):
+  // those of `next` that do not (DeadAmong) are removed from the state first (DropDead, one
+  // write, a progress line each), and the join decides again.
   Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);
+  Task<std::vector<std::string>> DeadAmong(const RendezvousState& next);
+  Task<void> DropDead(Snapshot* snapshot, const std::vector<std::string>& gone);
   Task<void> AnnounceWaiting(const RendezvousState& state);
   Task<void> RefuseMismatch(Snapshot* snapshot, const JoinDecision& decision);
   Task<void> WaitForNews(const Snapshot& snapshot, const JoinDecision& decision,
                          Clock::time_point deadline);
   Task<void> Leave(Snapshot snapshot);
-  // The round's result, or nullopt when a member's record vanished since the round completed
-  // (its lease expired): the round is then ended for everybody and this agent joins the next.
-  Task<std::optional<RendezvousResult>> Finish(const RendezvousState& state, int rank);
-  void WatchState(int64_t from_revision);
+
+  // The queued join path (etcd_join_queue.cpp): the round when this agent was admitted and the
+  // round completed; nullopt when the decide-join loop must take over. Publishes this agent's
+  // record with its request, in one transaction; the first one is created only where no agent
+  // holds its key: another agent of the job with this node id (node_id.h) would otherwise share
+  // it, and both would be one participant.
+  Task<std::optional<RendezvousResult>> JoinThroughQueue(const JoinRequest& me,
+                                                         Clock::time_point deadline);
+  // This queued join's answer and the revision it was read at (nullopt: none came before the
+  // deadline, or the admission stood still for queue_timeout).
+  // `admit`: the admitter key was free when the request was queued: try it first.
+  Task<std::optional<std::pair<JoinAnswer, int64_t>>> AwaitAnswer(int64_t attempt,
+                                                                  int64_t from_revision, bool admit,
+                                                                  Clock::time_point deadline);
+  Task<std::optional<RendezvousResult>> AwaitCompletion(const JoinAnswer& answer,
+                                                        int64_t answer_revision,
+                                                        Clock::time_point deadline);
+  // Takes the admitter key if it is free, applies the queue until it is drained, and frees the
+  // key; returns at once when another agent holds it. Returns the summary's mod_revision when
+  // another agent holds the key (it moves while the admission makes progress), 0 when etcd
+  // failed the admission (the key is freed for the next try), -1 otherwise.
+  Task<int64_t> Admit();
+  // Applies the queue until a range of it finds it empty.
+  Task<void> AdmitUntilDrained();
+  // Applies the queued joins `joins` (etcd records) in batches of at most kBatch.
+  Task<void> AdmitQueued(Snapshot* snapshot, std::vector<etcd::KeyValue> joins);
+  // Publishes every member's assignment of the complete `state`, then its epoch key.
+  Task<void> PublishRound(const RendezvousState& state);
+  // *read_at (when given): the store's revision the read saw.
+  Task<std::optional<RoundAssignment>> ReadAssignment(int64_t round, int64_t* read_at = nullptr);
+  // This agent's assignment in the complete `state`, published first when nobody did.
+  Task<RoundAssignment> AssignmentIn(const RendezvousState& state);
+  // The round's result, or nullopt when a peer's record vanished since the round completed (its
+  // lease expired): the round is then ended for everybody and this agent joins the next.
+  Task<std::optional<RendezvousResult>> Finish(const RoundAssignment& assignment);
+  // Watches `key` (one at a time) from `from_revision`; AwaitChange waits until it changed after
+  // revision `seen` (true) or `until` (false).
+  void Watch(std::string key, int64_t from_revision);
+  Task<bool> AwaitChange(int64_t seen, Clock::time_point until);
   void StopWatch();
-  void ReportProgress(const RendezvousState& state, Clock::time_point deadline);
+  // `joined`: the participants in all when `state` is a summary; -1: its list's.
+  void ReportProgress(const RendezvousState& state, Clock::time_point deadline, int joined = -1);
   RendezvousError Error(const std::string& what) const;
+
+  // A queued join waits this long for its answer before it looks at the admitter key again, or
+  // a third of the lease TTL when that is longer (a dead holder's key lasts as long as its
+  // lease), but never longer than queue_timeout.
+  static constexpr std::chrono::milliseconds kAnswerWait{2000};
+  // A participant that finds its round complete waits this long for its assignment before it
+  // hands over to the decide-join loop (which publishes them: their publisher died).
+  static constexpr std::chrono::milliseconds kAssignmentWait{3000};
+  // Joins per transaction: etcd refuses more than 128 operations in one (--max-txn-ops), and a
+  // join costs two (its answer, its request's deletion) next to the state's three.
+  static constexpr size_t kBatch = 60;
 
   RendezvousSettings settings_;
   std::shared_ptr<EtcdLink> link_;
   bool connected_ = false;
-  std::unique_ptr<etcd::Watch> watch_;  // the state key, while Next() runs
+  bool record_created_ = false;         // this agent's node record exists (the node id is its own)
+  std::unique_ptr<etcd::Watch> watch_;  // watched_key_, while Next() runs
+  std::string watched_key_;
   bool watch_ended_ = true;
-  int64_t latest_change_ = 0;  // the newest state revision the watch reported
+  int64_t latest_change_ = 0;  // the newest revision of watched_key_ the watch reported
+  std::optional<std::string> latest_value_;  // its value then (nullopt: deleted)
+  int64_t attempts_ = 0;                     // calls of Next(): numbers this agent's queued joins
   boost::asio::steady_timer wake_;
   Clock::time_point next_progress_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -19,9 +19,10 @@ def intro(data):
         "client connections, lease and watch, as `launcher/multihost/multi_host_session` creates them for "
         "`--rdzv-backend=etcd-v3`, lease TTL 15 s from torchrun's default keep-alive) against ONE etcd "
         "member on loopback (`tests/etcd/etcd_cluster.py`, data on /dev/shm, a fresh member per size): "
-        "`--nnodes=N`, all agents call `Next()` at once. Every join is a transaction on the one state key "
-        "(compare its mod_revision), and every agent watches that key; the round's result is read from the "
-        "node records (one range per agent). etcd's figures come from its `/proc` entry (CPU, VmHWM), its "
+        "`--nnodes=N`, all agents call `Next()` at once. Each agent puts its join request under its own key, "
+        "the agent holding the admitter key applies the queued requests in batches (one transaction each), "
+        "waiting participants watch a small epoch key, and each member reads its own assignment and its few "
+        "peers' records. etcd's figures come from its `/proc` entry (CPU, VmHWM), its "
         "`/metrics` (request and watch-event counts, differences over the size's run) and its log.",
         f"Sizes grow ({', '.join(f'{n:,}' for n in data['sizes'])}) until one fails (the agents' join "
         f"timeout is {data.get('budget_s', 0):g} s) or takes over half of it; where they stopped, and why, "

@@ -16,6 +16,19 @@ TEST_CASE("etcd keys: one job's keys under <prefix>/<run_id>/") {
   CHECK(EtcdKeys("/p", "j").Run() == EtcdKeys("/p//", "j").Run());
 }
 
+TEST_CASE("etcd keys: the join queue's keys, each agent's apart from the state") {
+  EtcdKeys keys("/p", "j");
+  CHECK(keys.Join("a_1") == "/p/j/join/a_1");
+  CHECK(keys.Join("a_1").starts_with(keys.Joins()));
+  CHECK(keys.Answer("a_1") == "/p/j/answer/a_1");
+  CHECK(keys.Assign(2, "a_1") == "/p/j/r2/assign/a_1");
+  CHECK(keys.Assign(2, "a_1").starts_with(keys.Round(2)));
+  // The watched keys are not prefixes of one another's: a watch of one never sees the other.
+  CHECK_FALSE(keys.Epoch().starts_with(keys.State()));
+  CHECK_FALSE(keys.Summary().starts_with(keys.State()));
+  CHECK(keys.Admitter() == "/p/j/admitter");
+}
+
 TEST_CASE("etcd keys: the etcdctl command that clears a run deletes exactly its prefix") {
   CHECK(EtcdKeys("/cpplaunch/rdzv", "job7").ClearCommand("h1:2379,h2:2379") ==
         "etcdctl --endpoints=h1:2379,h2:2379 del --prefix /cpplaunch/rdzv/job7/");

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "rendezvous/core/round_assignment.h"
 #include "rendezvous/etcd/etcd_job_channel.h"
 #include "tests/etcd_client/etcd_test_cluster.h"
 
@@ -37,7 +38,8 @@ std::string NewRunId() {
 struct Agent {
   Agent(boost::asio::io_context& io, const std::string& run_id, int index, int min_nodes,
         int max_nodes, etcd::ClientSettings client = Cluster().Settings(),
-        milliseconds join_timeout = milliseconds(20000)) {
+        milliseconds join_timeout = milliseconds(20000),
+        milliseconds queue_timeout = milliseconds(5000)) {
     EtcdSettings etcd;
     etcd.client = std::move(client);
     etcd.lease_ttl = std::chrono::seconds(2);
@@ -53,6 +55,7 @@ struct Agent {
     s.self.nnodes_min = min_nodes;
     s.self.nnodes_max = max_nodes;
     s.join_timeout = join_timeout;
+    s.queue_timeout = queue_timeout;
     s.last_call_timeout = milliseconds(300);
     s.close_timeout = std::chrono::seconds(5);
     rendezvous = std::make_unique<EtcdRendezvous>(io.get_executor(), s, link);
@@ -130,7 +133,7 @@ TEST_CASE("etcd rendezvous: MAX agents complete one round with distinct ranks") 
     CHECK(r.round == 0);
     CHECK(r.restart_count == 0);
     CHECK(r.group_world_size() == 3);
-    REQUIRE(r.members.size() == 3);  // the etcd backend lists every member
+    REQUIRE(r.members.size() == 3);  // its peers: every member of a round of 3
     for (int rank = 0; rank < 3; ++rank) {
       CHECK(r.Member(rank).node == results.front().Member(rank).node);
     }
@@ -157,6 +160,63 @@ TEST_CASE("etcd rendezvous: MIN agents complete after the last call") {
   CHECK(std::chrono::steady_clock::now() - started >= milliseconds(300));
   CHECK(ra.group_world_size() == 2);
   CHECK(ra.group_rank + rb.group_rank == 1);
+}
+
+TEST_CASE("etcd rendezvous: the admitter's lease expiring lets a queued agent take over") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  // An admitter that died holding the key: its lease (etcd's minimum TTL) is kept alive by nobody.
+  etcd::Client dead(io.get_executor(), Cluster().Settings());
+  const EtcdKeys keys(kDefaultEtcdPrefix, run);
+  auto grant =
+      boost::asio::co_spawn(io, dead.GrantLease(std::chrono::seconds(2)), boost::asio::use_future);
+  const int64_t lease = Get(io, grant);
+  auto put = boost::asio::co_spawn(io, dead.Put(keys.Admitter(), "10.0.0.9_1", lease),
+                                   boost::asio::use_future);
+  Get(io, put);
+  // No hand-over to the decide-join loop within the test: only a takeover completes the round.
+  const milliseconds never(60000);
+  Agent a(io, run, 0, 2, 2, Cluster().Settings(), milliseconds(20000), never);
+  Agent b(io, run, 1, 2, 2, Cluster().Settings(), milliseconds(20000), never);
+  const auto started = std::chrono::steady_clock::now();
+  auto ja = Join(io, a);
+  auto jb = Join(io, b);
+  RendezvousResult ra = Get(io, ja);
+  RendezvousResult rb = Get(io, jb);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(8));
+  CHECK(ra.group_rank + rb.group_rank == 1);
+  CHECK(ra.group_world_size() == 2);
+  // The key is free again once the queue is drained.
+  auto held = boost::asio::co_spawn(io, dead.Range(keys.Admitter()), boost::asio::use_future);
+  CHECK(Get(io, held).kvs.empty());
+}
+
+TEST_CASE("etcd rendezvous: a round completes with only its assignment and peers' records") {
+  // Enough members that each knows only some: group ranks 0, its own and its heartbeat peers.
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  constexpr int kMembers = 12;
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 0; i < kMembers; ++i) {
+    agents.push_back(std::make_unique<Agent>(io, run, i, kMembers, kMembers));
+  }
+  for (auto& agent : agents) joins.push_back(Join(io, *agent));
+  std::set<int> ranks;
+  for (auto& join : joins) {
+    RendezvousResult r = Get(io, join);
+    ranks.insert(r.group_rank);
+    CHECK(r.group_world_size() == kMembers);
+    CHECK(r.world_size == 2 * kMembers);
+    CHECK(r.base_rank == 2 * r.group_rank);
+    CHECK(r.members.size() < static_cast<size_t>(kMembers));
+    std::vector<int> listed;
+    for (const auto& member : r.members) listed.push_back(member.group_rank);
+    CHECK(listed == KnownRanks(r.group_rank, kMembers));
+    CHECK(r.master_addr == r.Member(0).node.addr);
+    CHECK(r.master_port == r.Member(0).node.worker_store_port);
+  }
+  CHECK(ranks.size() == static_cast<size_t>(kMembers));
 }
 
 TEST_CASE_METHOD(JoinedPair,
@@ -229,6 +289,55 @@ TEST_CASE_METHOD(JoinedPair,
   CHECK(next.round == rb.round + 1);
   CHECK(next.restart_count == 1);
   CHECK(next.group_world_size() == 2);
+}
+
+TEST_CASE("etcd job channel: a lost member is named on every member, whether it lists it or not") {
+  // 12 members: each lists group rank 0, itself and its heartbeat peers; group rank 7 is listed
+  // by 3, 5, 6 and 11 only (its ring predecessors), the others hear of it through the round end.
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  constexpr int kMembers = 12;
+  constexpr int kLost = 7;
+  std::vector<std::unique_ptr<Agent>> agents;
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 0; i < kMembers; ++i) {
+    agents.push_back(std::make_unique<Agent>(io, run, i, kMembers, kMembers));
+  }
+  for (auto& agent : agents) joins.push_back(Join(io, *agent));
+  std::vector<RendezvousResult> results;
+  for (auto& join : joins) results.push_back(Get(io, join));
+  std::vector<std::optional<RoundEnd>> heard(kMembers);
+  std::vector<std::unique_ptr<EtcdJobChannel>> channels(kMembers);
+  size_t lost = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].group_rank == kLost) {
+      lost = i;
+      continue;
+    }
+    channels[i] =
+        std::make_unique<EtcdJobChannel>(io.get_executor(), agents[i]->link, results[i],
+                                         [&heard, i](const RoundEnd& e) { heard[i] = e; });
+    auto started = boost::asio::co_spawn(io, channels[i]->Start(), boost::asio::use_future);
+    Get(io, started);
+  }
+  CHECK(results[lost].Find(kLost) != nullptr);
+  agents[lost]->link->Close();  // it dies: nobody keeps its lease alive any more
+  auto all_heard = [&] {
+    for (size_t i = 0; i < heard.size(); ++i) {
+      if (i != lost && !heard[i]) return false;
+    }
+    return true;
+  };
+  REQUIRE(RunUntil(io, all_heard, milliseconds(10000)));
+  int unlisted = 0;
+  for (size_t i = 0; i < heard.size(); ++i) {
+    if (i == lost) continue;
+    CHECK(heard[i]->kind == RoundEndKind::kPeerLost);
+    CHECK(heard[i]->node_rank == kLost);
+    if (results[i].Find(kLost) == nullptr) ++unlisted;
+    channels[i]->Stop();
+  }
+  CHECK(unlisted > 0);
 }
 
 TEST_CASE("etcd rendezvous: a spare takes a lost host's group rank, survivors keep theirs") {
