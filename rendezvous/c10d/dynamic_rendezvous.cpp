@@ -357,16 +357,9 @@ Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::Finish(
     const RoundAssignment& assignment, Clock::time_point deadline) {
   std::vector<std::string> keys;
   for (const auto& [rank, id] : assignment.peers) keys.push_back(keys_.Node(id));
-  RendezvousResult result;
-  result.round = assignment.round;
-  result.restart_count = assignment.restart_count;
-  result.group_rank = assignment.group_rank;
-  result.group_size = assignment.group_world_size;
-  result.base_rank = assignment.base_rank;
-  result.world_size = assignment.world_size;
+  RendezvousResult result = ResultWithoutMembers(assignment);
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
-  result.set_aside = assignment.set_aside;
   std::vector<Bytes> values = co_await client_.MultiGet(std::move(keys));
   for (size_t i = 0; i < values.size(); ++i) {
     std::string error;

@@ -13,6 +13,18 @@ std::string PeerField(int group_rank) { return "peer." + std::to_string(group_ra
 
 }  // namespace
 
+RendezvousResult ResultWithoutMembers(const RoundAssignment& assignment) {
+  RendezvousResult result;
+  result.round = assignment.round;
+  result.restart_count = assignment.restart_count;
+  result.group_rank = assignment.group_rank;
+  result.group_size = assignment.group_world_size;
+  result.base_rank = assignment.base_rank;
+  result.world_size = assignment.world_size;
+  result.set_aside = assignment.set_aside;
+  return result;
+}
+
 std::vector<int> HeartbeatPeers(int self, int size) {
   std::vector<int> peers;
   for (int distance = 1; distance < size; distance *= 2) peers.push_back((self + distance) % size);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "rendezvous/core/rendezvous.h"
 #include "rendezvous/core/rendezvous_state.h"
 #include "rendezvous/core/seats.h"
 
@@ -36,6 +37,10 @@ struct RoundAssignment {
   static std::optional<RoundAssignment> Decode(std::string_view text, std::string* error);
   friend bool operator==(const RoundAssignment&, const RoundAssignment&) = default;
 };
+
+// The round as the member of `assignment` joins it, before its members' records are read (the
+// caller adds them, and where the workers' store is).
+RendezvousResult ResultWithoutMembers(const RoundAssignment& assignment);
 
 // The peers whose heartbeats the member at `self` watches: those 1, 2, 4, ... group ranks after
 // it on the ring of `size` members. Its neighbour (the first) is always among them, so any dead

@@ -368,14 +368,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     reads.push_back(etcd::TxnOp::Range(link_->keys().Node(id)));
   }
   etcd::TxnResult read = co_await link_->client().Txn({}, std::move(reads), {});
-  RendezvousResult result;
-  result.round = assignment.round;
-  result.restart_count = assignment.restart_count;
-  result.group_rank = assignment.group_rank;
-  result.group_size = assignment.group_world_size;
-  result.base_rank = assignment.base_rank;
-  result.world_size = assignment.world_size;
-  result.set_aside = assignment.set_aside;
+  RendezvousResult result = ResultWithoutMembers(assignment);
   for (size_t i = 0; i < assignment.peers.size(); ++i) {
     const auto& [rank, id] = assignment.peers[i];
     if (i >= read.ranges.size() || read.ranges[i].kvs.empty()) {

@@ -84,6 +84,14 @@ TEST_CASE("RoundAssignment survives an encode/decode round trip", "[rendezvous][
   REQUIRE(decoded);
   CHECK(*decoded == with);
   CHECK_FALSE(RoundAssignment::Decode(with.Encode() + "set_aside=a,,b\n", &error));
+  // What a member makes of it, before reading its peers' records.
+  const RendezvousResult result = ResultWithoutMembers(with);
+  CHECK(result.group_rank == 3);
+  CHECK(result.group_size == 4);
+  CHECK(result.base_rank == with.base_rank);
+  CHECK(result.world_size == with.world_size);
+  CHECK(result.set_aside == with.set_aside);
+  CHECK(result.members.empty());
 }
 
 TEST_CASE("RoundAssignment refuses what no completer writes", "[rendezvous][assignment]") {
