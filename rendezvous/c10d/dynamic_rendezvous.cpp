@@ -5,6 +5,7 @@
 #include "rendezvous/c10d/store_steps.h"
 #include "rendezvous/c10d/write_turn.h"
 #include "rendezvous/core/join_steps.h"
+#include "rendezvous/core/quarantine.h"
 #include "rendezvous/core/seats.h"
 
 namespace cpplaunch {
@@ -132,31 +133,38 @@ Rendezvous::Task<void> DynamicRendezvous::PublishSelf() {
 // round waited (last call, or fewer than MIN) would be counted, and its peers would start
 // workers that wait for its workers until the heartbeats find it. A participant whose liveness
 // key is gone is removed instead, and the join decides again (the round may still complete
-// without it, or wait for others). Returns true when it removed someone.
+// without it, or wait for others). So must the spares a write that sets a host aside counts on
+// (quarantine.h); a dead one goes silently. Returns true when it removed someone.
 Rendezvous::Task<bool> DynamicRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                                const RendezvousState& next) {
-  if (!CompletesOpenRound(snapshot->state, next)) co_return false;
+  std::vector<std::string> candidates = SparesToConfirm(snapshot->state, next);
+  const size_t spares = candidates.size();
+  if (CompletesOpenRound(snapshot->state, next)) {
+    candidates.insert(candidates.end(), next.participants.begin(), next.participants.end());
+  }
   // Usually all are alive: one CHECK and one MULTI_GET for the whole round, not a read each.
   std::vector<std::string> alive_keys;
   std::vector<std::string> ids;
-  for (const auto& id : next.participants) {
+  for (const auto& id : candidates) {
     if (id == settings_.self.node_id) continue;
     alive_keys.push_back(keys_.Alive(id));
     ids.push_back(id);
   }
+  if (ids.empty()) co_return false;
   if (co_await client_.Check(alive_keys)) {
     const std::vector<Bytes> holders = co_await client_.MultiGet(alive_keys);
     if (holders == ids) co_return false;
   }
   std::vector<std::string> gone;
-  for (const auto& id : next.participants) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& id = candidates[i];
     if (id == settings_.self.node_id) continue;
     // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
     RoundPeer member{0, NodeInfo{}, keys_.Alive(id)};
     member.node.node_id = id;
     if (co_await MemberAlive(client_, member)) continue;
     gone.push_back(id);
-    if (settings_.progress) {
+    if (settings_.progress && i >= spares) {
       settings_.progress(LeftBeforeCompletionLine(id, snapshot->state->round,
                                                   "its connection to the store closed"));
     }

@@ -65,6 +65,12 @@ void CountStrike(RendezvousState* opened, const JoinRequest& me) {
   MarkSeatVacant(opened, me.failed_seat);
 }
 
+std::vector<std::string> SparesToConfirm(const std::optional<RendezvousState>& current,
+                                         const RendezvousState& next) {
+  const size_t before = current ? current->quarantined.size() : 0;
+  return next.quarantined.size() > before ? next.spares : std::vector<std::string>{};
+}
+
 void SetAsideReplaced(RendezvousState* state, const std::vector<std::string>& order) {
   if (state->vacant.empty()) return;
   const std::set<std::string_view> holders(state->seats.begin(), state->seats.end());

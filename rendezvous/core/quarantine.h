@@ -21,8 +21,10 @@
 // A quarantined node id is refused every place for the rest of the job (JoinAction::kQuarantined,
 // with QuarantineLine). A new agent on the same machine has another node id: it joins as a spare.
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rendezvous/core/rendezvous_state.h"
 #include "rendezvous/core/text_record.h"
@@ -38,6 +40,13 @@ int StrikesOf(const RendezvousState& state, std::string_view node_id);
 // round's group order), and sets the host aside when the rules above say so. Nothing when the
 // request names no failed seat or an out-of-range one.
 void CountStrike(RendezvousState* opened, const JoinRequest& me);
+
+// The spares a write of `next` over `current` relies on: when it sets a host aside (`next` has
+// more quarantined hosts), next.spares, for the writer to check alive first (a spare killed
+// while it waited is still listed; a quarantine on its account would leave the seat empty);
+// empty otherwise.
+std::vector<std::string> SparesToConfirm(const std::optional<RendezvousState>& current,
+                                         const RendezvousState& next);
 
 // Called as the open round `state` completes, with `order` the group order it gets (SeatOrder):
 // the holders of vacant seats that a newcomer took are set aside.

@@ -280,7 +280,7 @@ Rendezvous::Task<void> EtcdRendezvous::AdmitQueued(Snapshot* snapshot,
     if (CompletesOpenRound(snapshot->state, admission.next)) {
       // A participant or a queued agent that died since: the former leaves the state, the
       // latter the queue (its request went with its lease), and the batch is tried again.
-      const std::vector<std::string> gone = co_await DeadAmong(admission.next);
+      const std::vector<std::string> gone = co_await DeadAmong(admission.next.participants);
       if (!gone.empty()) {
         std::erase_if(pending, [&](const QueuedJoin& join) {
           return std::find(gone.begin(), gone.end(), join.request.node_id) != gone.end();

@@ -9,6 +9,7 @@
 #include "rendezvous/c10d/store_steps.h"
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/node_id.h"
+#include "rendezvous/core/quarantine.h"
 #include "rendezvous/core/seats.h"
 
 namespace cpplaunch {
@@ -216,21 +217,27 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
 
 Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                             const RendezvousState& next) {
-  if (!CompletesOpenRound(snapshot->state, next)) co_return false;
-  const std::vector<std::string> gone = co_await DeadAmong(next);
+  // The spares a write that sets a host aside counts on are checked too (quarantine.h).
+  std::vector<std::string> candidates = SparesToConfirm(snapshot->state, next);
+  if (CompletesOpenRound(snapshot->state, next)) {
+    candidates.insert(candidates.end(), next.participants.begin(), next.participants.end());
+  }
+  if (candidates.empty()) co_return false;
+  const std::vector<std::string> gone = co_await DeadAmong(candidates);
   if (gone.empty()) co_return false;
   co_await DropDead(snapshot, gone);
   co_return true;
 }
 
-Rendezvous::Task<std::vector<std::string>> EtcdRendezvous::DeadAmong(const RendezvousState& next) {
+Rendezvous::Task<std::vector<std::string>> EtcdRendezvous::DeadAmong(
+    const std::vector<std::string>& ids) {
   std::string nodes = link_->keys().Nodes();
   std::string end = etcd::PrefixEnd(nodes);
   etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
   std::set<std::string> present;
   for (const auto& kv : range.kvs) present.insert(link_->keys().NodeIdOf(kv.key));
   std::vector<std::string> gone;
-  for (const auto& id : next.participants) {
+  for (const auto& id : ids) {
     if (id != settings_.self.node_id && !present.count(id)) gone.push_back(id);
   }
   co_return gone;
@@ -241,9 +248,10 @@ Rendezvous::Task<void> EtcdRendezvous::DropDead(Snapshot* snapshot,
   if (!snapshot->state) co_return;
   std::vector<std::string> known;
   for (const auto& id : gone) {
-    if (snapshot->state->RankOf(id) < 0 && !snapshot->state->IsWaiting(id)) continue;
+    const bool spare = IsSpare(*snapshot->state, id);  // goes silently (quarantine.h)
+    if (snapshot->state->RankOf(id) < 0 && !snapshot->state->IsWaiting(id) && !spare) continue;
     known.push_back(id);
-    if (settings_.progress) {
+    if (settings_.progress && !spare) {
       settings_.progress(
           LeftBeforeCompletionLine(id, snapshot->state->round, "its etcd lease expired"));
     }

@@ -79,11 +79,12 @@ class EtcdRendezvous : public Rendezvous {
   // completes a round then publishes its assignments (PublishRound).
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next,
                    const std::vector<etcd::TxnOp>* extra = nullptr);
-  // Before a write completes a round, every participant must still hold its lease (its record):
-  // those of `next` that do not (DeadAmong) are removed from the state first (DropDead, one
-  // write, a progress line each), and the join decides again.
+  // Before a write completes a round, every participant must still hold its lease (its record),
+  // and before one sets a host aside, every spare it counts on (quarantine.h): those that do not
+  // (DeadAmong) are removed from the state first (DropDead, one write, a progress line for each
+  // participant), and the join decides again.
   Task<bool> DropDeadParticipants(Snapshot* snapshot, const RendezvousState& next);
-  Task<std::vector<std::string>> DeadAmong(const RendezvousState& next);
+  Task<std::vector<std::string>> DeadAmong(const std::vector<std::string>& ids);
   Task<void> DropDead(Snapshot* snapshot, const std::vector<std::string>& gone);
   Task<void> AnnounceWaiting(const RendezvousState& state);
   Task<void> RefuseMismatch(Snapshot* snapshot, const JoinDecision& decision);

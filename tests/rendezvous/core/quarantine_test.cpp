@@ -133,6 +133,25 @@ TEST_CASE("A spare that left is no longer counted, so nobody is set aside for it
   CHECK(GroupRankOf(*table.state, "n3") == 1);
 }
 
+TEST_CASE("A write that sets a host aside names the spares to check alive first",
+          "[rendezvous][quarantine]") {
+  Table table = RunningJob();
+  table.Step(Host("n1"));
+  table.Rejoin({"n2", "n3", "n4"}, 1, 1);
+  const RendezvousState before = *table.state;
+  const JoinDecision opening = DecideJoin(before, Host("n4", 2, 1), 0);
+  REQUIRE(opening.action == JoinAction::kWrite);
+  CHECK(SparesToConfirm(before, opening.next) == std::vector<std::string>{"n1"});
+  // Writes that set nobody aside rely on no spare.
+  CHECK(SparesToConfirm(std::nullopt, before).empty());
+  CHECK(SparesToConfirm(opening.next, opening.next).empty());
+  // The writer found n1 dead: without it, the same opening sets nobody aside.
+  const RendezvousState without = WithoutNode(before, "n1");
+  const JoinDecision again = DecideJoin(without, Host("n4", 2, 1), 0);
+  CHECK(again.next.quarantined.empty());
+  CHECK(StrikesOf(again.next, "n3") == 2);
+}
+
 TEST_CASE("A lost host whose seat a spare took is refused when its agent comes back",
           "[rendezvous][quarantine]") {
   Table table = RunningJob();
