@@ -18,6 +18,8 @@ TLS one, which starts its own TLS member.
                           the join timeout
   tls                     a TLS-only etcd with a CA and client certificates made by the fixture:
                           a 2-host job over https
+  quarantine              (issue 24) spares_test's quarantine over etcd: a member whose
+                          workers fail first twice is set aside for the waiting spare
   out_of_space            (issue 23) an etcd with a small --quota-backend-bytes filled until it
                           refuses writes (NOSPACE), then a worker fails: its peer names the lost
                           agent and etcd's refusal, not "etcd is gone"
@@ -282,12 +284,45 @@ def scenario_out_of_space(cpplaunch, cluster, report):
             close(job)
 
 
+def scenario_quarantine(cpplaunch, cluster, report):
+    """spares_test's quarantine over etcd: m2's workers fail first twice; with a spare waiting,
+    m2 is set aside (one line, exit 1) and the spare takes its slot; the others keep theirs."""
+    import spares_test as st  # its worker, stamps and agents
+    job = Job(cpplaunch, {"MH_FAILING": "m2", "MH_LONG_UNTIL": "2"})
+    try:
+        args = ["--nnodes=3:3", "--rdzv-backend=etcd-v3",
+                f"--rdzv-endpoint={','.join(cluster.endpoints)}",
+                f"--rdzv-id=quarantine-{uuid.uuid4().hex[:8]}", "--max-restarts=2",
+                f"--nproc-per-node={st.NPROC}", "--rdzv-conf=join_timeout=60,quarantine_after=2"]
+        members = ["m0", "m1", "m2"]
+        agents = {name: st.start(job, name, args) for name in members}
+        st.wait_workers(job, members, 0, 60)
+        before = {h: st.stamps(job, h, 0) for h in members}
+        agents["spare"] = st.start(job, "spare", args)
+        check(agents["spare"].wait_line("waits for a free place", 30) is not None,
+              f"the spare never said it waits\n{output(job)}")
+        open(os.path.join(job.stamp_dir, "fail-now"), "w").close()
+        st.wait_workers(job, ["m0", "m1", "spare"], 2, 60)
+        codes = {name: agent.wait(60) for name, agent in agents.items()}
+        out = output(job)
+        check(codes == {"m0": 0, "m1": 0, "m2": 1, "spare": 0}, f"exit codes {codes}\n{out}")
+        check(st.stamps(job, "spare", 2) == before["m2"], f"the spare did not get m2's ranks\n{out}")
+        for host in ("m0", "m1"):
+            check(st.stamps(job, host, 2) == before[host], f"{host}'s ranks moved\n{out}")
+        check("is set aside for the rest of the job: its workers failed first in 2 attempt(s)"
+              in agents["m2"].output, f"m2 does not say why it stops\n{out}")
+        report("etcd: m2 set aside after 2 failures, the spare took its slot, ranks kept")
+    finally:
+        close(job)
+
+
 SCENARIOS = {
     "store_host_killed": scenario_store_host_killed,
     "store_host_killed_c10d": scenario_store_host_killed_c10d,
     "etcd_unreachable": scenario_etcd_unreachable,
     "tls": scenario_tls,
     "out_of_space": scenario_out_of_space,
+    "quarantine": scenario_quarantine,
     "etcd_member_killed": scenario_etcd_member_killed,  # last: it restarts a member
 }
 
