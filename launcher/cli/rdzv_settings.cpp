@@ -56,32 +56,36 @@ bool ReadSeconds(const std::string& key, const std::string& value, RdzvSettings*
   return (out->timings.*field).has_value();
 }
 
-bool ReadKeepAliveMaxAttempt(const std::string& key, const std::string& value, RdzvSettings* out,
-                             std::string* error) {
+// `value` as an integer of at least `minimum` (capped at INT32_MAX); nullopt with *error naming
+// the key, or saying `too_small` for a value below the minimum.
+std::optional<int> ReadIntAtLeast(const std::string& key, const std::string& value, int64_t minimum,
+                                  const std::string& too_small, std::string* error) {
   RdzvConfig one;
   one.Set(key, value);
-  auto attempts = one.GetInt(key, 0, error);
-  if (!attempts) return false;
-  if (*attempts < 1) {
-    *error = "The rendezvous configuration option 'keep_alive_max_attempt' must be at least 1";
-    return false;
+  auto number = one.GetInt(key, 0, error);
+  if (!number) return std::nullopt;
+  if (*number < minimum) {
+    *error = too_small;
+    return std::nullopt;
   }
-  out->timings.keep_alive_max_attempt = static_cast<int>(std::min<int64_t>(*attempts, INT32_MAX));
-  return true;
+  return static_cast<int>(std::min<int64_t>(*number, INT32_MAX));
+}
+
+bool ReadKeepAliveMaxAttempt(const std::string& key, const std::string& value, RdzvSettings* out,
+                             std::string* error) {
+  out->timings.keep_alive_max_attempt = ReadIntAtLeast(
+      key, value, 1,
+      "The rendezvous configuration option 'keep_alive_max_attempt' must be at least 1", error);
+  return out->timings.keep_alive_max_attempt.has_value();
 }
 
 bool ReadQuarantineAfter(const std::string& key, const std::string& value, RdzvSettings* out,
                          std::string* error) {
-  RdzvConfig one;
-  one.Set(key, value);
-  auto after = one.GetInt(key, 0, error);
-  if (!after) return false;
-  if (*after < 0) {
-    *error = "The rendezvous configuration option 'quarantine_after' must be at least 0 (0: never)";
-    return false;
-  }
-  out->quarantine_after = static_cast<int>(std::min<int64_t>(*after, INT32_MAX));
-  return true;
+  out->quarantine_after = ReadIntAtLeast(
+      key, value, 0,
+      "The rendezvous configuration option 'quarantine_after' must be at least 0 (0: never)",
+      error);
+  return out->quarantine_after.has_value();
 }
 
 bool ReadSegment(const std::string&, const std::string& value, RdzvSettings* out,
