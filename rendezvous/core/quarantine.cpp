@@ -4,46 +4,22 @@
 #include <charconv>
 #include <set>
 
-#include "base/text.h"
 #include "rendezvous/core/record_limits.h"
 #include "rendezvous/core/segments.h"
+#include "rendezvous/core/sorted_lists.h"
 
 namespace cpplaunch {
-namespace {
-
-bool InSorted(const std::vector<std::string>& list, std::string_view id) {
-  return std::binary_search(list.begin(), list.end(), id);
-}
-
-void InsertSorted(std::vector<std::string>* list, const std::string& id) {
-  auto at = std::lower_bound(list->begin(), list->end(), id);
-  if (at == list->end() || *at != id) list->insert(at, id);
-}
-
-template <class Strikes>
-auto FindStrikes(Strikes& strikes, std::string_view id) {
-  return std::lower_bound(
-      strikes.begin(), strikes.end(), id,
-      [](const auto& entry, std::string_view key) { return entry.first < key; });
-}
-
-void MarkSeatVacant(RendezvousState* state, int seat) {
-  auto at = std::lower_bound(state->vacant.begin(), state->vacant.end(), seat);
-  if (at == state->vacant.end() || *at != seat) state->vacant.insert(at, seat);
-}
-
-}  // namespace
 
 bool IsSpare(const RendezvousState& state, std::string_view node_id) {
-  return InSorted(state.spares, node_id);
+  return ContainsSorted(state.spares, node_id);
 }
 
 bool IsQuarantined(const RendezvousState& state, std::string_view node_id) {
-  return InSorted(state.quarantined, node_id);
+  return ContainsSorted(state.quarantined, node_id);
 }
 
 int StrikesOf(const RendezvousState& state, std::string_view node_id) {
-  const auto at = FindStrikes(state.strikes, node_id);
+  const auto at = LowerBoundById(state.strikes, node_id);
   return at != state.strikes.end() && at->first == node_id ? at->second : 0;
 }
 
@@ -51,7 +27,7 @@ void CountStrike(RendezvousState* opened, const JoinRequest& me) {
   if (me.failed_seat < 0 || me.failed_seat >= static_cast<int>(opened->seats.size())) return;
   const std::string& host = opened->seats[me.failed_seat];
   if (IsQuarantined(*opened, host)) return;
-  auto at = FindStrikes(opened->strikes, host);
+  auto at = LowerBoundById(opened->strikes, host);
   if (at == opened->strikes.end() || at->first != host) {
     if (static_cast<int64_t>(opened->strikes.size()) >= record_limits::kMaxNodes) return;
     at = opened->strikes.insert(at, {host, 0});
@@ -62,7 +38,7 @@ void CountStrike(RendezvousState* opened, const JoinRequest& me) {
     return;
   }
   InsertSorted(&opened->quarantined, host);
-  MarkSeatVacant(opened, me.failed_seat);
+  InsertSorted(&opened->vacant, me.failed_seat);
 }
 
 std::vector<std::string> SparesToConfirm(const std::optional<RendezvousState>& current,
@@ -86,8 +62,7 @@ void AddSpare(RendezvousState* state, const std::string& node_id) {
 }
 
 void RemoveSpare(RendezvousState* state, std::string_view node_id) {
-  auto at = std::lower_bound(state->spares.begin(), state->spares.end(), node_id);
-  if (at != state->spares.end() && *at == node_id) state->spares.erase(at);
+  EraseSorted(&state->spares, node_id);
 }
 
 std::string QuarantineLine(const RendezvousState& state, std::string_view node_id) {
@@ -110,22 +85,14 @@ std::string EncodeStrikes(const std::vector<std::pair<std::string, int>>& strike
 }
 
 std::optional<std::vector<std::pair<std::string, int>>> DecodeStrikes(std::string_view text) {
+  auto pairs = SplitIdPairs(text, '*');
+  if (!pairs) return std::nullopt;
   std::vector<std::pair<std::string, int>> strikes;
-  if (text.empty()) return strikes;
-  for (std::string_view item : Split(text, ',')) {
-    const size_t star = item.rfind('*');
-    if (star == std::string_view::npos || star == 0 || star > record_limits::kMaxNodeIdBytes) {
-      return std::nullopt;
-    }
+  for (auto& [id, value] : *pairs) {
     int count = 0;
-    const char* end = item.data() + item.size();
-    const auto [stop, ec] = std::from_chars(item.data() + star + 1, end, count);
-    std::string id(item.substr(0, star));
-    if (ec != std::errc() || stop != end || count < 1 ||
-        (!strikes.empty() && !(strikes.back().first < id)) ||
-        static_cast<int64_t>(strikes.size()) >= record_limits::kMaxNodes) {
-      return std::nullopt;
-    }
+    const char* end = value.data() + value.size();
+    const auto [stop, ec] = std::from_chars(value.data(), end, count);
+    if (ec != std::errc() || stop != end || count < 1) return std::nullopt;
     strikes.emplace_back(std::move(id), count);
   }
   return strikes;

@@ -13,6 +13,7 @@
 #include "rendezvous/core/record_limits.h"
 #include "rendezvous/core/seats.h"
 #include "rendezvous/core/segments.h"
+#include "rendezvous/core/sorted_lists.h"
 #include "rendezvous/core/text_record.h"
 
 namespace cpplaunch {
@@ -126,13 +127,6 @@ void FinishRound(RendezvousState* state) {
   }
   state->vacant.clear();
   state->seats_until_ms = 0;
-}
-
-// Participants are kept sorted: a node's rank is its index, so every agent derives the same
-// ranks from the same state whatever the order in which the nodes joined.
-void InsertSorted(std::vector<std::string>* list, const std::string& item) {
-  auto at = std::lower_bound(list->begin(), list->end(), item);
-  if (at == list->end() || *at != item) list->insert(at, item);
 }
 
 void Erase(std::vector<std::string>* list, std::string_view item) {

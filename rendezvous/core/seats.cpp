@@ -4,13 +4,12 @@
 #include <set>
 
 #include "rendezvous/core/segments.h"
+#include "rendezvous/core/sorted_lists.h"
 
 namespace cpplaunch {
 namespace {
 
-bool IsVacant(const RendezvousState& state, int seat) {
-  return std::binary_search(state.vacant.begin(), state.vacant.end(), seat);
-}
+bool IsVacant(const RendezvousState& state, int seat) { return ContainsSorted(state.vacant, seat); }
 
 }  // namespace
 
@@ -70,8 +69,7 @@ bool MarkVacant(RendezvousState* state, const JoinRequest& me) {
       me.lost_seat >= static_cast<int>(state->seats.size()) || IsVacant(*state, me.lost_seat)) {
     return false;
   }
-  state->vacant.insert(std::lower_bound(state->vacant.begin(), state->vacant.end(), me.lost_seat),
-                       me.lost_seat);
+  InsertSorted(&state->vacant, me.lost_seat);
   return true;
 }
 

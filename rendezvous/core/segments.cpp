@@ -3,20 +3,12 @@
 #include <algorithm>
 #include <set>
 
-#include "base/text.h"
-#include "rendezvous/core/record_limits.h"
+#include "rendezvous/core/sorted_lists.h"
 
 namespace cpplaunch {
 namespace {
 
 constexpr size_t kMaxSegmentBytes = 64;
-
-template <class Segments>
-auto Find(Segments& segments, std::string_view id) {
-  return std::lower_bound(
-      segments.begin(), segments.end(), id,
-      [](const auto& entry, std::string_view key) { return entry.first < key; });
-}
 
 }  // namespace
 
@@ -29,13 +21,13 @@ bool IsSegmentName(std::string_view name) {
 }
 
 std::string_view SegmentOf(const RendezvousState& state, std::string_view node_id) {
-  const auto at = Find(state.segments, node_id);
+  const auto at = LowerBoundById(state.segments, node_id);
   return at != state.segments.end() && at->first == node_id ? std::string_view(at->second) : "";
 }
 
 void SetSegment(RendezvousState* state, const std::string& node_id, const std::string& segment) {
   if (segment.empty()) return;
-  auto at = Find(state->segments, node_id);
+  auto at = LowerBoundById(state->segments, node_id);
   if (at != state->segments.end() && at->first == node_id) {
     at->second = segment;
   } else {
@@ -62,18 +54,12 @@ std::string EncodeSegments(const std::vector<std::pair<std::string, std::string>
 
 std::optional<std::vector<std::pair<std::string, std::string>>> DecodeSegments(
     std::string_view text) {
+  auto pairs = SplitIdPairs(text, '=');
+  if (!pairs) return std::nullopt;
   std::vector<std::pair<std::string, std::string>> segments;
-  if (text.empty()) return segments;
-  for (std::string_view item : Split(text, ',')) {
-    const size_t eq = item.rfind('=');
-    if (eq == std::string_view::npos || eq == 0 || eq > record_limits::kMaxNodeIdBytes ||
-        !IsSegmentName(item.substr(eq + 1)) ||
-        static_cast<int64_t>(segments.size()) >= record_limits::kMaxNodes) {
-      return std::nullopt;
-    }
-    std::string id(item.substr(0, eq));
-    if (!segments.empty() && !(segments.back().first < id)) return std::nullopt;
-    segments.emplace_back(std::move(id), std::string(item.substr(eq + 1)));
+  for (auto& [id, segment] : *pairs) {
+    if (!IsSegmentName(segment)) return std::nullopt;
+    segments.emplace_back(std::move(id), std::string(segment));
   }
   return segments;
 }
