@@ -116,9 +116,9 @@ std::string LeafSwitch(const EnvMap& env) {
   const std::string address = Lookup(env, "SLURM_TOPOLOGY_ADDR").value_or("");
   const size_t node = address.rfind('.');
   if (node == std::string::npos) return "";
-  const size_t from = address.rfind('.', node - 1);
-  std::string leaf = address.substr(from == std::string::npos ? 0 : from + 1,
-                                    node - (from == std::string::npos ? 0 : from + 1));
+  const std::string_view switches = std::string_view(address).substr(0, node);
+  const size_t from = switches.rfind('.');
+  const std::string leaf(from == std::string_view::npos ? switches : switches.substr(from + 1));
   return IsSegmentName(leaf) ? leaf : "";
 }
 

@@ -146,6 +146,7 @@ TEST_CASE("slurm: the leaf switch of SLURM_TOPOLOGY_ADDR is this node's segment"
   CHECK(LeafSwitch({{"SLURM_TOPOLOGY_ADDR", "leaf3.gpu-001"}}) == "leaf3");
   CHECK(LeafSwitch({{"SLURM_TOPOLOGY_ADDR", "gpu-001"}}).empty());  // no topology/tree plugin
   CHECK(LeafSwitch({}).empty());
+  CHECK(LeafSwitch({{"SLURM_TOPOLOGY_ADDR", ".gpu-001"}}).empty());         // an empty switch name
   CHECK(LeafSwitch({{"SLURM_TOPOLOGY_ADDR", "top.a,b.gpu-001"}}).empty());  // not a segment name
   EnvMap env = StepTask(1);
   env["SLURM_TOPOLOGY_ADDR"] = "s0.s1.gpu-002";
