@@ -137,34 +137,25 @@ Rendezvous::Task<void> DynamicRendezvous::PublishSelf() {
 // (quarantine.h); a dead one goes silently. Returns true when it removed someone.
 Rendezvous::Task<bool> DynamicRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                                const RendezvousState& next) {
-  std::vector<std::string> candidates = SparesToConfirm(snapshot->state, next);
-  const size_t spares = candidates.size();
-  if (CompletesOpenRound(snapshot->state, next)) {
-    candidates.insert(candidates.end(), next.participants.begin(), next.participants.end());
-  }
+  const std::vector<std::string> ids =
+      NodesToConfirm(snapshot->state, next, settings_.self.node_id);
+  if (ids.empty()) co_return false;
   // Usually all are alive: one CHECK and one MULTI_GET for the whole round, not a read each.
   std::vector<std::string> alive_keys;
-  std::vector<std::string> ids;
-  for (const auto& id : candidates) {
-    if (id == settings_.self.node_id) continue;
-    alive_keys.push_back(keys_.Alive(id));
-    ids.push_back(id);
-  }
-  if (ids.empty()) co_return false;
+  alive_keys.reserve(ids.size());
+  for (const auto& id : ids) alive_keys.push_back(keys_.Alive(id));
   if (co_await client_.Check(alive_keys)) {
     const std::vector<Bytes> holders = co_await client_.MultiGet(alive_keys);
     if (holders == ids) co_return false;
   }
   std::vector<std::string> gone;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const std::string& id = candidates[i];
-    if (id == settings_.self.node_id) continue;
+  for (const auto& id : ids) {
     // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
     RoundPeer member{0, NodeInfo{}, keys_.Alive(id)};
     member.node.node_id = id;
     if (co_await MemberAlive(client_, member)) continue;
     gone.push_back(id);
-    if (settings_.progress && i >= spares) {
+    if (settings_.progress && !IsSpare(next, id)) {
       settings_.progress(LeftBeforeCompletionLine(id, snapshot->state->round,
                                                   "its connection to the store closed"));
     }

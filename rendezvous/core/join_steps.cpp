@@ -4,6 +4,7 @@
 #include <array>
 
 #include "base/text.h"
+#include "rendezvous/core/quarantine.h"
 #include "rendezvous/core/waiting_line.h"
 
 namespace cpplaunch {
@@ -59,6 +60,16 @@ std::chrono::steady_clock::time_point WakeTime(std::chrono::steady_clock::time_p
 bool CompletesOpenRound(const std::optional<RendezvousState>& current,
                         const RendezvousState& next) {
   return next.complete && current && !current->complete;
+}
+
+std::vector<std::string> NodesToConfirm(const std::optional<RendezvousState>& current,
+                                        const RendezvousState& next, std::string_view self) {
+  std::vector<std::string> nodes = SparesToConfirm(current, next);
+  if (CompletesOpenRound(current, next)) {
+    nodes.insert(nodes.end(), next.participants.begin(), next.participants.end());
+  }
+  std::erase(nodes, self);
+  return nodes;
 }
 
 std::string LeftBeforeCompletionLine(std::string_view node_id, int64_t round,

@@ -67,6 +67,13 @@ std::chrono::steady_clock::time_point WakeTime(std::chrono::steady_clock::time_p
 // then be checked for life first (a dead one is removed instead, and the join decides again).
 bool CompletesOpenRound(const std::optional<RendezvousState>& current, const RendezvousState& next);
 
+// Whom a write of `next` over `current` counts on being alive, to be checked before it is made:
+// the participants of a round it completes (CompletesOpenRound) and the spares a host is set
+// aside for (quarantine.h: SparesToConfirm), without `self`. A dead participant is removed with
+// a progress line, a dead spare (IsSpare in `next`) silently; then the join decides again.
+std::vector<std::string> NodesToConfirm(const std::optional<RendezvousState>& current,
+                                        const RendezvousState& next, std::string_view self);
+
 // "host <id> left round <round> before it completed (<why>)", the progress line for a
 // participant removed because it died while its round waited.
 std::string LeftBeforeCompletionLine(std::string_view node_id, int64_t round, std::string_view why);

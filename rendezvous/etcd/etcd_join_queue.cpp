@@ -277,10 +277,12 @@ Rendezvous::Task<void> EtcdRendezvous::AdmitQueued(Snapshot* snapshot,
     requests.reserve(batch.size());
     for (const QueuedJoin& join : batch) requests.push_back(join.request);
     const Admission admission = AdmitJoins(snapshot->state, requests, WallMs());
-    if (CompletesOpenRound(snapshot->state, admission.next)) {
-      // A participant or a queued agent that died since: the former leaves the state, the
-      // latter the queue (its request went with its lease), and the batch is tried again.
-      const std::vector<std::string> gone = co_await DeadAmong(admission.next.participants);
+    const std::vector<std::string> ids =
+        NodesToConfirm(snapshot->state, admission.next, settings_.self.node_id);
+    if (!ids.empty()) {
+      // A participant, spare or queued agent that died since: the first two leave the state,
+      // the last the queue (its request went with its lease), and the batch is tried again.
+      const std::vector<std::string> gone = co_await DeadAmong(ids);
       if (!gone.empty()) {
         std::erase_if(pending, [&](const QueuedJoin& join) {
           return std::find(gone.begin(), gone.end(), join.request.node_id) != gone.end();

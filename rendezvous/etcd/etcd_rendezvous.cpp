@@ -217,13 +217,10 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
 
 Rendezvous::Task<bool> EtcdRendezvous::DropDeadParticipants(Snapshot* snapshot,
                                                             const RendezvousState& next) {
-  // The spares a write that sets a host aside counts on are checked too (quarantine.h).
-  std::vector<std::string> candidates = SparesToConfirm(snapshot->state, next);
-  if (CompletesOpenRound(snapshot->state, next)) {
-    candidates.insert(candidates.end(), next.participants.begin(), next.participants.end());
-  }
-  if (candidates.empty()) co_return false;
-  const std::vector<std::string> gone = co_await DeadAmong(candidates);
+  const std::vector<std::string> ids =
+      NodesToConfirm(snapshot->state, next, settings_.self.node_id);
+  if (ids.empty()) co_return false;
+  const std::vector<std::string> gone = co_await DeadAmong(ids);
   if (gone.empty()) co_return false;
   co_await DropDead(snapshot, gone);
   co_return true;

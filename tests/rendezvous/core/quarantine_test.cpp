@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rendezvous/core/join_queue.h"
+#include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/seats.h"
 
 namespace cpplaunch {
@@ -142,6 +143,9 @@ TEST_CASE("A write that sets a host aside names the spares to check alive first"
   const JoinDecision opening = DecideJoin(before, Host("n4", 2, 1), 0);
   REQUIRE(opening.action == JoinAction::kWrite);
   CHECK(SparesToConfirm(before, opening.next) == std::vector<std::string>{"n1"});
+  // What the writer checks: those spares, without itself (the round is not completed here).
+  CHECK(NodesToConfirm(before, opening.next, "n4") == std::vector<std::string>{"n1"});
+  CHECK(NodesToConfirm(before, opening.next, "n1").empty());
   // Writes that set nobody aside rely on no spare.
   CHECK(SparesToConfirm(std::nullopt, before).empty());
   CHECK(SparesToConfirm(opening.next, opening.next).empty());
