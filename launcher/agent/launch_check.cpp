@@ -8,23 +8,23 @@
 
 namespace cpplaunch {
 
-std::optional<Refusal> CheckLaunch(const LaunchOptions& options, const EnvMap& env,
-                                   const std::function<void(const std::string&)>& info,
-                                   NumaPlacement& placement, StoreSecurity& security) {
-  if (auto problem = UnsupportedOption(options)) return Refusal{*problem, ExitCode::kUsage};
+std::optional<LaunchRefusal> CheckLaunch(const LaunchOptions& options, const EnvMap& env,
+                                         const std::function<void(const std::string&)>& info,
+                                         NumaPlacement& placement, StoreSecurity& security) {
+  if (auto problem = UnsupportedOption(options)) return LaunchRefusal{*problem, ExitCode::kUsage};
   const auto path = Lookup(env, "PATH");
   if (auto problem = ScriptProblem(options, path ? path->c_str() : nullptr)) {
-    return Refusal{*problem, ExitCode::kUsage};
+    return LaunchRefusal{*problem, ExitCode::kUsage};
   }
   if (auto problem = placement.Bind(options, env, info)) {
-    return Refusal{*problem, ExitCode::kUsage};
+    return LaunchRefusal{*problem, ExitCode::kUsage};
   }
   std::string error;
   auto loaded = LoadStoreSecurity(options.rdzv.store, &error);
-  if (!loaded) return Refusal{error, ExitCode::kUsage};
+  if (!loaded) return LaunchRefusal{error, ExitCode::kUsage};
   security = std::move(*loaded);
   if (auto problem = ProcessCapacityProblem(options.nproc_per_node, posix::ReadPidLimits())) {
-    return Refusal{*problem, ExitCode::kUsage};
+    return LaunchRefusal{*problem, ExitCode::kUsage};
   }
   return std::nullopt;
 }

@@ -17,16 +17,18 @@
 
 namespace cpplaunch {
 
-// Why the agent will not run the job, and the code it exits with.
-struct Refusal {
+// Why the agent will not run the job, and the code it exits with. (Not named Refusal: that is
+// the rendezvous' type, and two classes of one name in one namespace share one out-of-line
+// destructor at link time, whichever the linker keeps.)
+struct LaunchRefusal {
   std::string problem;
   ExitCode code = ExitCode::kUsage;
 };
 
 // nullopt when the job may run; then `placement` holds each rank's CPUs (said through `info`)
 // and `security` the store's secret, allow-list and budget.
-std::optional<Refusal> CheckLaunch(const LaunchOptions& options, const EnvMap& env,
-                                   const std::function<void(const std::string&)>& info,
-                                   NumaPlacement& placement, StoreSecurity& security);
+std::optional<LaunchRefusal> CheckLaunch(const LaunchOptions& options, const EnvMap& env,
+                                         const std::function<void(const std::string&)>& info,
+                                         NumaPlacement& placement, StoreSecurity& security);
 
 }  // namespace cpplaunch
