@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "launcher/job/worker_specs.h"
+#include "launcher/journal/slot_changes.h"
 
 namespace cpplaunch {
 
@@ -24,7 +25,16 @@ void ElasticEventLog::Record(MakeEvent make_event) {
 }
 
 void ElasticEventLog::OnAttemptStarting(const Round& round) {
-  round_ = round;
+  const Round previous = std::exchange(round_, round);
+  // A restart within the same round (a single host) has no new slots.
+  if (round.round != previous.round) {
+    for (const SlotTaken& taken :
+         CompareRounds(previous.hosts, previous.layout.group_world_size, round.hosts,
+                       round.layout.group_world_size, round.set_aside)
+             .taken) {
+      Record([&] { return SlotTakenEvent(Facts(), round.round, taken); });
+    }
+  }
   if (watchdog_) Record([&] { return WatchdogEvent(Facts(), "watchdog started", nullptr); });
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // --event-log-handler=console as one of the agent's listeners: torchrun's StreamHandler prints
 // each torchelastic event's JSON (elastic_event.h) on stderr: the watchdog's events (started and
-// stopped with each attempt, a timer that expired and the kill it caused) and the agent's final
+// stopped with each attempt, a timer that expired and the kill it caused), cpplaunch's own
+// "cpplaunch.slot.taken" for each host that took a slot in a new round of a multi-host job
+// (slot_changes.h: a spare in a lost host's slot, or a new slot), and the agent's final
 // status (SUCCEEDED when its run came to its end, whatever the workers did; FAILED when a signal
 // or an error of its own ended it). null and dynamic_rendezvous (a NullHandler in torch too)
 // print nothing.

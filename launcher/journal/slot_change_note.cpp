@@ -1,57 +1,29 @@
 #include "launcher/journal/slot_change_note.h"
 
-#include <algorithm>
-
 #include "base/text.h"
+#include "launcher/journal/slot_changes.h"
 
 namespace cpplaunch {
-namespace {
-
-const RoundPeer* WithId(const std::vector<RoundPeer>& peers, const std::string& node_id) {
-  auto it = std::find_if(peers.begin(), peers.end(),
-                         [&](const RoundPeer& peer) { return peer.node.node_id == node_id; });
-  return it == peers.end() ? nullptr : &*it;
-}
-
-const RoundPeer* AtRank(const std::vector<RoundPeer>& peers, int group_rank) {
-  auto it = std::find_if(peers.begin(), peers.end(),
-                         [&](const RoundPeer& peer) { return peer.group_rank == group_rank; });
-  return it == peers.end() ? nullptr : &*it;
-}
-
-}  // namespace
-
 std::vector<std::string> SlotChangeLines(const std::vector<RoundPeer>& before, int before_size,
                                          const std::vector<RoundPeer>& after, int group_world_size,
                                          int64_t round, const std::vector<std::string>& set_aside) {
-  std::vector<std::string> lines;
-  const bool complete = before_size > 0 && static_cast<int>(before.size()) == before_size &&
-                        static_cast<int>(after.size()) == group_world_size;
-  if (!complete) return lines;
+  const SlotChanges changes =
+      CompareRounds(before, before_size, after, group_world_size, set_aside);
   const std::string prefix = "round " + std::to_string(round) + ": ";
-  int moved = 0;
-  for (const RoundPeer& peer : after) {
-    if (const RoundPeer* known = WithId(before, peer.node.node_id)) {
-      moved += known->group_rank != peer.group_rank ? 1 : 0;
-      continue;
-    }
-    const RoundPeer* previous = AtRank(before, peer.group_rank);
-    std::string line =
-        prefix + peer.node.Label() + " took group rank " + std::to_string(peer.group_rank);
-    if (previous != nullptr && WithId(after, previous->node.node_id) == nullptr) {
-      line += ", the slot of " + previous->node.Label();
-      if (std::find(set_aside.begin(), set_aside.end(), previous->node.node_id) !=
-          set_aside.end()) {
-        line += ", which is set aside for the rest of the job";
-      }
-    } else {
+  std::vector<std::string> lines;
+  for (const SlotTaken& taken : changes.taken) {
+    std::string line = prefix + taken.host + " took group rank " + std::to_string(taken.group_rank);
+    if (taken.replaced.empty()) {
       line += ", a new slot";
+    } else {
+      line += ", the slot of " + taken.replaced;
+      if (taken.replaced_set_aside) line += ", which is set aside for the rest of the job";
     }
     lines.push_back(line);
   }
-  if (moved > 0) {
-    lines.push_back(prefix + std::to_string(moved) + " of the last round's hosts changed group " +
-                    "rank: their workers' RANKs moved");
+  if (changes.moved > 0) {
+    lines.push_back(prefix + std::to_string(changes.moved) +
+                    " of the last round's hosts changed group rank: their workers' RANKs moved");
   }
   return lines;
 }

@@ -66,4 +66,22 @@ std::string WatchdogEvent(const EventContext& context, std::string_view name,
   return Event(name, metadata);
 }
 
+std::string SlotTakenEvent(const EventContext& context, std::int64_t round,
+                           const SlotTaken& taken) {
+  PyJsonObject inner;
+  inner.Add("round", round)
+      .Add("group_rank", taken.group_rank)
+      .Add("host", taken.host)
+      .Add("node_id", taken.node_id);
+  if (taken.replaced_node_id.empty()) {
+    inner.AddNull("replaced").AddNull("replaced_node_id");
+  } else {
+    inner.Add("replaced", taken.replaced).Add("replaced_node_id", taken.replaced_node_id);
+  }
+  inner.AddRaw("replaced_set_aside", taken.replaced_set_aside ? "true" : "false");
+  PyJsonObject metadata = CommonMetadata(context, "INIT", std::nullopt);
+  metadata.Add("metadata", inner.str()).Add("agent_restarts", context.agent_restarts);
+  return Event("cpplaunch.slot.taken", metadata);
+}
+
 }  // namespace cpplaunch

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "launcher/report/slot_taken.h"
 #include "launcher/watchdog/timer_table.h"
 
 namespace cpplaunch {
@@ -38,5 +39,14 @@ std::string AgentStatusEvent(const EventContext& context, std::string_view state
 // stopped"); `timer` names the timer the event is about, if any.
 std::string WatchdogEvent(const EventContext& context, std::string_view name,
                           const TimerExpiry* timer);
+
+// cpplaunch's own event (torch has no spares), in the same shape: at the start of round
+// `round`, a host took a slot (slot_taken.h):
+//   {"name": "cpplaunch.slot.taken", ..., "metadata": {..., "state": "INIT", ...,
+//    "metadata": "{\"round\": 2, \"group_rank\": 1, \"host\": \"vm-e at 10.0.0.5\",
+//    \"node_id\": ..., \"replaced\": ..., \"replaced_node_id\": ...,
+//    \"replaced_set_aside\": true}"}}
+// replaced and replaced_node_id are null for a new slot.
+std::string SlotTakenEvent(const EventContext& context, std::int64_t round, const SlotTaken& taken);
 
 }  // namespace cpplaunch

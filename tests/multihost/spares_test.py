@@ -34,6 +34,7 @@ measured time is the launcher's, not PyTorch's import.
 usage: spares_test.py CPPLAUNCH [scenario ...]
 Exit status: 0 all passed, 1 a failure.
 """
+import json
 import os
 import signal
 import sys
@@ -85,13 +86,13 @@ def wait_workers(job, hosts, restart, timeout):
     raise Failure(f"workers of {hosts} did not run in attempt {restart}\n{output(job)}")
 
 
-def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1):
+def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1, extra_args=()):
     """Starts 3 members (m0 serves the store) running attempt 0 and a spare that waits, in `job`
     (the caller closes it); returns (agents by name, {member: its attempt-0 stamps})."""
     args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares",
             f"--max-restarts={max_restarts}",
             f"--rdzv-endpoint={LOCAL}:{free_port()}", f"--nproc-per-node={NPROC}",
-            "--rdzv-conf=join_timeout=60" + extra_conf]
+            "--rdzv-conf=join_timeout=60" + extra_conf, *extra_args]
     first = start(job, "m0", args)
     check(first.wait_line("serves the job's store", 30) is not None,
           f"m0 does not serve the store\n{output(job)}")
@@ -109,7 +110,8 @@ def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1):
 def spare_takes_slot(cpplaunch, report, nnodes):
     job = Job(cpplaunch, {})
     try:
-        agents, before = full_job_with_spare(job, nnodes)
+        agents, before = full_job_with_spare(job, nnodes,
+                                             extra_args=["--event-log-handler=console"])
         members, spare = ["m0", "m1", "m2"], agents["spare"]
         # The victim: the member that does not serve the store and has the middle group rank
         # if it can, so that a fresh sort would move the other survivors.
@@ -136,6 +138,14 @@ def spare_takes_slot(cpplaunch, report, nnodes):
         for name in survivors:
             check(f"took group rank {lost_group_rank}, the slot of " in agents[name].output,
                   f"{name} does not say who took the lost slot\n{out}")
+            # ... and records it as a torchelastic-shaped event, naming the same hosts.
+            events = [json.loads(line) for line in agents[name].output.splitlines()
+                      if line.startswith('{"name": "cpplaunch.slot.taken"')]
+            check(len(events) == 1, f"{name} recorded {len(events)} slot events\n{out}")
+            slot = json.loads(events[0]["metadata"]["metadata"])
+            check(slot["group_rank"] == lost_group_rank and
+                  slot["replaced_node_id"] not in (None, slot["node_id"]),
+                  f"{name}'s slot event says {slot}\n{out}")
         delay = running_at - killed_at
         report(f"--nnodes={nnodes}: member with group rank {lost_group_rank} SIGKILLed; the spare took its slot, "
                f"survivors' ranks unchanged; every worker of attempt 1 running "

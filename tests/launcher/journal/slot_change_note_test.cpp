@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "launcher/journal/slot_changes.h"
+
 namespace cpplaunch {
 namespace {
 
@@ -14,6 +16,22 @@ RoundPeer Peer(int group_rank, const std::string& name) {
   peer.node.hostname = "vm-" + name;
   peer.node.addr = "10.0.0." + name;
   return peer;
+}
+
+TEST_CASE("CompareRounds: the slots taken, what each replaced, and the hosts moved",
+          "[slot_change]") {
+  const std::vector<RoundPeer> before{Peer(0, "1"), Peer(1, "2"), Peer(2, "3")};
+  const SlotChanges spare = CompareRounds(before, 3, {Peer(0, "1"), Peer(1, "5"), Peer(2, "3")}, 3,
+                                          {"10.0.0.2_1_00000000"});
+  REQUIRE(spare.taken.size() == 1);
+  CHECK(spare.taken[0].group_rank == 1);
+  CHECK(spare.taken[0].host == "vm-5 at 10.0.0.5");
+  CHECK(spare.taken[0].replaced == "vm-2 at 10.0.0.2");
+  CHECK(spare.taken[0].replaced_set_aside);
+  CHECK(spare.moved == 0);
+  const SlotChanges compacted = CompareRounds(before, 3, {Peer(0, "1"), Peer(1, "3")}, 2);
+  CHECK(compacted.taken.empty());
+  CHECK(compacted.moved == 1);
 }
 
 TEST_CASE("SlotChangeLines: a spare in a lost host's slot is named with it", "[slot_change]") {

@@ -48,4 +48,29 @@ TEST_CASE("WatchdogEvent is torch's serialized watchdog event", "[launcher][even
         std::string::npos);
 }
 
+TEST_CASE("SlotTakenEvent names the round, the slot and both hosts", "[launcher][events]") {
+  const SlotTaken spare{.group_rank = 1,
+                        .host = "vm-e at 10.0.0.5",
+                        .node_id = "10.0.0.5_7_00000001",
+                        .replaced = "vm-b at 10.0.0.2",
+                        .replaced_node_id = "10.0.0.2_7_00000002",
+                        .replaced_set_aside = true};
+  CHECK(SlotTakenEvent(Context(), 2, spare) ==
+        R"({"name": "cpplaunch.slot.taken", "source": "AGENT", "timestamp": 0, )"
+        R"("metadata": {"run_id": "job7", "global_rank": null, "group_rank": 1, )"
+        R"("worker_id": null, "role": "default", "hostname": "node1.example", )"
+        R"("state": "INIT", "total_run_time": 12, "rdzv_backend": "c10d", )"
+        R"("raw_error": null, "metadata": "{\"round\": 2, \"group_rank\": 1, \"host\": )"
+        R"(\"vm-e at 10.0.0.5\", \"node_id\": \"10.0.0.5_7_00000001\", )"
+        R"(\"replaced\": \"vm-b at 10.0.0.2\", \"replaced_node_id\": \"10.0.0.2_7_00000002\", )"
+        R"(\"replaced_set_aside\": true}", "agent_restarts": 1}})");
+  SlotTaken grown;
+  grown.group_rank = 2;
+  grown.host = "vm-f at 10.0.0.6";
+  grown.node_id = "f";
+  CHECK(SlotTakenEvent(Context(), 3, grown)
+            .find(R"(\"replaced\": null, \"replaced_node_id\": null, )"
+                  R"(\"replaced_set_aside\": false)") != std::string::npos);
+}
+
 }  // namespace cpplaunch
