@@ -203,10 +203,11 @@ def explain_spares(raw, machine):
             f"{store + sim:.2f} s in all on {cpus_text(machine)} whose 1-minute load average was "
             f"{med(s['load_1min']):.1f} at the runs: the round is CPU-bound, and the simulation's share is the "
             "work that 999 hosts would do in parallel in a real job. ")
-    first = (raw.get("scale") or {}).get("1000") or {}
-    if first.get("rdzv_s"):
-        text += (f"The job's first rendezvous of 1,000 agents took {first['rdzv_s']:.2f} s in the same run: "
-                 "the replacement costs about as much, because every survivor joins the next round anew. ")
+    first = med(s.get("first_rdzv_s"))
+    if first:
+        text += (f"The same agents' first rendezvous, just before each loss, took {first:.2f} s (median): the "
+                 f"replacement costs {wall / first:.1f} times a whole rendezvous of 1,000, because every survivor "
+                 "joins the next round anew; both slow down together with the machine's load. ")
     profile = data.get("profile") or {}
     if profile.get("requests"):
         total = sum(c for c, _, _ in profile["requests"].values())

@@ -5,9 +5,10 @@ member's store connection is closed, as a SIGKILLed agent's is; its will ends th
 survivors do what the agent does with that end. Per repetition: the time from the loss being known
 (the first survivor told) to every survivor and the spare that took the lost seat holding the next
 round, the kill to the first survivor told, the store's and the simulating processes' CPU over the
-replacement, and the checks (the spare got the lost member's group rank, no survivor moved). One
-more run at the largest size counts the store requests of the replacement by kind and when they
-were answered: where the time goes. Returns data only."""
+replacement, the same agents' first rendezvous just before (how fast the machine was then), and the
+checks (the spare got the lost member's group rank, no survivor moved). One more run at the largest
+size counts the store requests of the replacement by kind and when they were answered: where the
+time goes. Returns data only."""
 
 import os
 import subprocess
@@ -90,6 +91,8 @@ def result(n, processes, parts, argv):
     kill_ns, holding_ns = losing[0]["kill_ns"], max(d["last_holding_next_ns"] for d in parts)
     r.update({
         "kill_to_told_s": (min(told) - kill_ns) / 1e9,
+        # The same agents' first rendezvous, just before: how fast this machine was at the time.
+        "first_rdzv_s": (max(d["last_holding_ns"] for d in parts) - max(d["last_join_ns"] for d in parts)) / 1e9,
         "replace_s": (holding_ns - min(told)) / 1e9 if ok else None,
         "kill_to_holding_s": (holding_ns - kill_ns) / 1e9 if ok else None,
         "store_cpu_s": max(d["store_cpu_replaced_s"] for d in parts) - losing[0]["store_cpu_loss_s"],
@@ -120,6 +123,7 @@ def summarize(rs):
             "replace_s": stats([r.get("replace_s") for r in ok]),
             "kill_to_told_s": stats([r.get("kill_to_told_s") for r in ok]),
             "kill_to_holding_s": stats([r.get("kill_to_holding_s") for r in ok]),
+            "first_rdzv_s": stats([r.get("first_rdzv_s") for r in ok]),
             "store_cpu_s": stats([r.get("store_cpu_s") for r in ok]),
             "sim_cpu_s": stats([r.get("sim_cpu_s") for r in ok]),
             "load_1min": stats([r.get("load_1min") for r in rs]),
