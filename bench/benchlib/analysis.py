@@ -206,8 +206,8 @@ def explain_spares(raw, machine):
     first = med(s.get("first_rdzv_s"))
     if first:
         text += (f"The same agents' first rendezvous, just before each loss, took {first:.2f} s (median): the "
-                 f"replacement costs {wall / first:.1f} times a whole rendezvous of 1,000, because every survivor "
-                 "joins the next round anew; both slow down together with the machine's load. ")
+                 f"replacement cost {wall / first:.1f} times a whole rendezvous of 1,000, the same order, because "
+                 "every survivor joins the next round anew; both slow down with the machine's load. ")
     profile = data.get("profile") or {}
     if profile.get("requests"):
         total = sum(c for c, _, _ in profile["requests"].values())
