@@ -5,6 +5,7 @@ import statistics
 
 from .machine import cpus_text
 from .stats import fit_exponent, med
+from .scale_spares import phases
 
 FLOOR = "sh forking /bin/true (floor)"
 
@@ -198,11 +199,15 @@ def explain_spares(raw, machine):
     if not s or not s.get("replace_s"):
         return None  # the goal's line says what failed
     wall, store, sim = s["replace_s"]["median"], med(s["store_cpu_s"]), med(s["sim_cpu_s"])
+    cpus = machine.get("nproc") or 1
     text = (f"At 1,000 + 8 the replacement took {wall:.2f} s (median) from the loss being known; over it the "
             f"store used {store:.2f} s of CPU and the processes simulating the 1,000 agents {sim:.2f} s, "
             f"{store + sim:.2f} s in all on {cpus_text(machine)} whose 1-minute load average was "
-            f"{med(s['load_1min']):.1f} at the runs: the round is CPU-bound, and the simulation's share is the "
-            "work that 999 hosts would do in parallel in a real job. ")
+            f"{med(s['load_1min']):.1f} at the runs. So even on an idle machine the round could not take less "
+            f"than {(store + sim) / cpus:.2f} s (the CPU it needs spread over every CPU); with other work running, "
+            "the wall time is that CPU plus the waits for a CPU, which is why single repetitions vary so much. "
+            "The simulation's share is the work that 999 hosts would do in parallel in a real job; the store's "
+            f"{store:.2f} s is the part no host shares. ")
     first = med(s.get("first_rdzv_s"))
     if first:
         text += (f"The same agents' first rendezvous, just before each loss, took {first:.2f} s (median): the "
@@ -210,10 +215,10 @@ def explain_spares(raw, machine):
                  "every survivor joins the next round anew; both slow down with the machine's load. ")
     profile = data.get("profile") or {}
     if profile.get("requests"):
-        total = sum(c for c, _, _ in profile["requests"].values())
-        text += (f"The profiled run counted {total / (profile['n'] - 1):.0f} store requests per survivor "
-                 "(section 8's table: telling the loss, the queued rejoin and its answer, the round's completion "
-                 "and assignment, the peers' records, arming in six round trips, the release). ")
+        survivors = profile["n"] - 1
+        per = {name.split(":")[0]: count / survivors for name, count, _, _ in phases(profile["requests"])}
+        text += (f"The profiled run counted {sum(per.values()):.0f} store requests per survivor (section 8's "
+                 "table): " + ", ".join(f"{name} {count:.0f}" for name, count in per.items()) + ". ")
     return text + ("What would close it: a replacement that only the spare joins, the survivors keeping their "
                    "seats through the round's end without rejoining (the next round's state written once by "
                    "the admitter, each survivor reading only its assignment), and arming in one command.")
