@@ -203,9 +203,10 @@ def explain_spares(raw, machine):
     text = (f"At 1,000 + 8 the replacement took {wall:.2f} s (median) from the loss being known; over it the "
             f"store used {store:.2f} s of CPU and the processes simulating the 1,000 agents {sim:.2f} s, "
             f"{store + sim:.2f} s in all on {cpus_text(machine)} whose 1-minute load average was "
-            f"{med(s['load_1min']):.1f} at the runs. So even on an idle machine the round could not take less "
-            f"than {(store + sim) / cpus:.2f} s (the CPU it needs spread over every CPU); with other work running, "
-            "the wall time is that CPU plus the waits for a CPU, which is why single repetitions vary so much. "
+            f"{med(s['load_1min']):.1f} at the runs. At that CPU the round cannot take less than "
+            f"{(store + sim) / cpus:.2f} s (spread over every CPU); with other work running, the wall time is that "
+            "CPU plus the waits for a CPU, which is why single repetitions vary so much. The same work also costs "
+            "more CPU on a loaded machine, so the bound holds for this run's conditions, not for an idle one. "
             "The simulation's share is the work that 999 hosts would do in parallel in a real job; the store's "
             f"{store:.2f} s is the part no host shares. ")
     first = med(s.get("first_rdzv_s"))
