@@ -2,7 +2,8 @@
 DynamicRendezvous and JobChannel with its own connections to one cpplaunch-store, many agents per
 bench/rendezvous_sim process. Per size: the rendezvous (last join to every agent holding the
 round), the store's CPU and peak RSS, the heartbeat load at the default keep-alive, and the
-failure fan-out (one agent ends the round; time until every agent was told). Returns data only."""
+failure fan-out (one agent ends the round; time until every agent was told); then hot spares, the
+replacement of a lost member by a spare (scale_spares.py). Returns data only."""
 
 import json
 import re
@@ -11,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from . import scale_spares
 from .running import log
 from .servers import Server
 
@@ -20,7 +22,8 @@ FD_MARGIN = 100
 
 
 def measure(b):
-    """{"raw": {"scale": {"N": {...}}}, "sizes", "budget_s", "hold_s", "skipped", "fd_limit"}"""
+    """{"raw": {"scale": {"N": {...}}, "scale_spares": {...}}, "sizes", "budget_s", "hold_s",
+    "skipped", "fd_limit", "spares"}"""
     log("rendezvous at scale (simulated agents)")
     sizes = [64, 256] if b.quick else [64, 256, 1000, 4000, 10000]
     budget_s = b.reps(30, 150)
@@ -42,8 +45,9 @@ def measure(b):
             skipped = {"after": n, "why": f"took {r['rdzv_s']:.1f} s, over {budget_s / 8:g} s "
                                           f"(the next size would exceed {budget_s:g} s if it grows "
                                           "quadratically)"}
-    return {"raw": {"scale": out}, "sizes": sizes, "budget_s": budget_s, "hold_s": hold_s,
-            "skipped": skipped, "fd_limit": fd_limit}
+    spares = scale_spares.measure(b)
+    return {"raw": {"scale": out, "scale_spares": spares}, "sizes": sizes, "budget_s": budget_s,
+            "hold_s": hold_s, "skipped": skipped, "fd_limit": fd_limit, "spares": spares}
 
 
 def too_big(r, n, sizes):

@@ -1,7 +1,9 @@
 """Report section 8 (rendezvous at scale by simulation): prose, the table of sizes (rendezvous,
 store CPU and peak RSS, heartbeat load, failure fan-out), torchrun's published figures beside it,
-the figure, and the goals (10,000 agents under 2 s and linear; fan-out at 10,000 under 1 s)."""
+the figure, and the goals (10,000 agents under 2 s and linear; fan-out at 10,000 under 1 s); then
+hot spares (scale_spares.py), with their goal."""
 
+from . import scale_spares
 from ..plots import plot_lines
 from ..running import rel
 from ..stats import fit_exponent, fmt
@@ -75,7 +77,8 @@ def build(b, data):
     sec = {"title": "8. Rendezvous at scale (simulated agents)", "id": "scale", "text": intro(data)}
     if data.get("missing"):
         sec["text"].append("**Not available:** `rendezvous_sim` or `cpplaunch-store` was not built in this run.")
-        return sec, [("Rendezvous of 10,000 simulated agents under 2 s", "not available", None)]
+        return sec, [("Rendezvous of 10,000 simulated agents under 2 s", "not available", None),
+                     (scale_spares.GOAL, "not available", None)]
     raw = data["raw"]["scale"]
     sec["tables"] = [(HEADER, [row(n, r) for n, r in raw.items()])]
     if data.get("skipped"):
@@ -87,7 +90,11 @@ def build(b, data):
            "failure fan-out": [(int(n), single(r.get("fanout_s"))) for n, r in raw.items()]}
     sec["plots"] = [plot_lines(b, "scale", "Rendezvous of N simulated agents (one store)", "agents (N)",
                                "seconds", pts, logx=True, logy=True)]
-    return sec, goals(raw, data)
+    spares = data.get("spares")
+    if spares:
+        sec["notes"] = scale_spares.notes(spares)
+        sec["commands"].append(rel(spares["runs"][str(spares["sizes"][-1])][0]["command"]))
+    return sec, goals(raw, data) + (scale_spares.goals(spares) if spares else [])
 
 
 def single(v):
