@@ -79,7 +79,22 @@ def run_size(b, n, budget_s, hold_s, fd_limit):
     processes = -(-n // per_process)
     log(f"  N={n}: {processes} process(es), job channel {'on' if channel else 'off (fd limit)'}")
     srv = Server(b, "cpplaunch", extra=["--max-connections", str(fd_limit)])
-    run_id = f"scale{n}x{time.monotonic_ns()}"
+    try:
+        parts, argv = run_sims(
+            b, srv, n, per_process, f"scale{n}x{time.monotonic_ns()}", budget_s,
+            lambda p: ["--channel", "1" if channel else "0", "--hold-s", str(hold_s if channel else 0),
+                       "--fail", ("1" if p == 0 else "2") if channel else "0"])
+        peak_rss_kb = vm_hwm_kb(srv.proc.pid)
+    finally:
+        srv.stop()
+    return summarize(n, channel, processes, parts, peak_rss_kb, argv)
+
+
+def run_sims(b, srv, n, per_process, run_id, budget_s, extra):
+    """Runs one job of n simulated agents, per_process to a rendezvous_sim process, against the
+    store `srv`; extra(p) gives process p's own arguments. Returns (each process's JSON, the
+    first process's argv)."""
+    processes = -(-n // per_process)
     procs = []
     try:
         for p in range(processes):
@@ -87,20 +102,16 @@ def run_size(b, n, budget_s, hold_s, fd_limit):
             count = min(per_process, n - first)
             argv = [b.bin["rendezvous_sim"], "--port", str(srv.port), "--agents", str(count),
                     "--total", str(n), "--first-index", str(first), "--processes", str(processes),
-                    "--run-id", run_id, "--channel", "1" if channel else "0",
-                    "--hold-s", str(hold_s if channel else 0), "--fail", ("1" if p == 0 else "2") if channel else "0",
+                    "--run-id", run_id, *extra(p),
                     "--store-pid", str(srv.proc.pid), "--timeout-s", str(budget_s)]
             procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True, env=b.env))
-        parts = [collect(p, budget_s) for p in procs]
-        peak_rss_kb = vm_hwm_kb(srv.proc.pid)
+        return [collect(p, budget_s) for p in procs], procs[0].args
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        srv.stop()
-    return summarize(n, channel, processes, parts, peak_rss_kb, procs[0].args)
 
 
 def collect(proc, budget_s):

@@ -11,7 +11,6 @@ size counts the store requests of the replacement by kind and when they were ans
 time goes. Returns data only."""
 
 import os
-import subprocess
 import time
 
 from . import scale  # its run helpers; scale.measure calls this module's measure
@@ -46,30 +45,16 @@ def run_once(b, n, timeout_s, count_requests=False):
     per_process = -(-n // processes)
     lose = n // 2
     srv = Server(b, "cpplaunch", extra=["--max-connections", str(fd_limit)])
-    run_id = f"spares{n}x{time.monotonic_ns()}"
     load = os.getloadavg()[0]
-    procs = []
     try:
-        for p in range(processes):
-            first = p * per_process
-            count = min(per_process, n - first)
-            argv = [b.bin["rendezvous_sim"], "--port", str(srv.port), "--agents", str(count),
-                    "--total", str(n), "--first-index", str(first), "--processes", str(processes),
-                    "--run-id", run_id, "--channel", "1", "--lose", str(lose),
-                    "--spares", str(SPARES if p == processes - 1 else 0),
-                    "--store-pid", str(srv.proc.pid), "--timeout-s", str(timeout_s)]
-            if count_requests:
-                argv += ["--count-requests", "1"]
-            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          text=True, env=b.env))
-        parts = [scale.collect(p, timeout_s) for p in procs]
+        parts, argv = scale.run_sims(
+            b, srv, n, per_process, f"spares{n}x{time.monotonic_ns()}", timeout_s,
+            lambda p: ["--channel", "1", "--lose", str(lose),
+                       "--spares", str(SPARES if p == processes - 1 else 0),
+                       *(["--count-requests", "1"] if count_requests else [])])
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         srv.stop()
-    r = result(n, processes, parts, procs[0].args)
+    r = result(n, processes, parts, argv)
     r["load_1min"] = load
     log(f"  N={n}+{SPARES}: " + (f"replaced in {r['replace_s']:.3f} s" if r.get("replace_s") is not None
                                  else "failed: " + "; ".join(r["errors"])[:200]))
