@@ -1,12 +1,13 @@
 """cpplaunch under a real Slurm: slurmctld and two slurmd (Debian's slurm-wlm) on this machine.
 
-usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp scancel killwait usr1 batch_usr1 status (default: all)
+usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp scancel killwait usr1 batch_usr1 status
+                                            spares (default: all)
 
-The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1 and
-n2 for the slurmd), joined by veth through a bridge in a fourth namespace, with addresses in
+The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1, n2
+and n3 for the slurmd), joined by veth through a bridge in a fifth namespace, with addresses in
 10.233.x.0/24 that exist only there. Every daemon runs in its own mount and UTS namespace with
-hostname ctl/n1/n2 and a bind-mounted hosts file naming the three, so n1 and n2 resolve to
-distinct addresses, as on a real cluster. AuthType=auth/none, CredType=cred/none,
+hostname ctl/n1/n2/n3 and a bind-mounted hosts file naming the four, so the nodes resolve to
+distinct addresses, as on a real cluster. Most cases use n1 and n2; spares uses all three. AuthType=auth/none, CredType=cred/none,
 ProctrackType=proctrack/pgid (a task's signals reach only its process group: cpplaunch must
 pass them on), all state in a temporary directory. Daemons are started and stopped by pid;
 namespaces, processes and files are removed on every way out.
@@ -31,7 +32,7 @@ WORKER = os.path.join(HERE, "slurm_worker.py")
 SKIP = 77
 KILL_WAIT = 5  # slurm.conf KillWait: SIGTERM, then SIGKILL this many seconds later
 SHUTDOWN_TIMEOUT = 2  # cpplaunch's, inside KillWait as the user guide recommends
-NODES = ("n1", "n2")
+NODES = ("n1", "n2", "n3")
 
 
 class Failure(Exception):
@@ -79,7 +80,7 @@ class Cluster:
         self.prefix = "cps" + uuid.uuid4().hex[:5]
         self.subnet = f"10.233.{os.getpid() % 250}"
         self.address = {"ctl": f"{self.subnet}.1", "n1": f"{self.subnet}.2",
-                        "n2": f"{self.subnet}.3"}
+                        "n2": f"{self.subnet}.3", "n3": f"{self.subnet}.4"}
         self.namespaces = []
         self.daemons = {}  # name -> Popen (the daemon itself: nsenter/unshare/sh all exec)
         self.conf = os.path.join(self.dir, "slurm.conf")
@@ -96,7 +97,7 @@ class Cluster:
                        10, "slurmctld did not answer scontrol ping")
         for node in NODES:
             self.daemons[node] = self._daemon(node, ["slurmd", "-D", "-N", node])
-        self._wait_for(self._nodes_idle, 20, "n1 and n2 did not become idle")
+        self._wait_for(self._nodes_idle, 20, "the nodes did not become idle")
 
     def _network(self):
         sw = self.prefix + "sw"
@@ -156,7 +157,7 @@ KillWait={KILL_WAIT}
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 {nodes}
-PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """)
 
     def env(self, extra=None):
@@ -334,7 +335,7 @@ def case_ddp(cpplaunch, cluster, report):
                        r"checksum=(\S+)", out)
     check(sorted(int(r[0]) for r in lines) == [0, 1, 2, 3], f"ranks seen: {lines}\n{out}")
     check(all(r[1] == "4" for r in lines), f"not one world of 4: {lines}\n{out}")
-    check({r[2] for r in lines} == set(NODES), f"not on both nodes: {lines}\n{out}")
+    check({r[2] for r in lines} == set(NODES[:2]), f"not on both nodes: {lines}\n{out}")
     for rank, _, node, group_rank, _ in lines:
         check(group_rank == str(int(rank) // 2) and node == NODES[int(rank) // 2],
               f"rank {rank} on {node} has group rank {group_rank}\n{out}")
@@ -520,8 +521,36 @@ def case_status(cpplaunch, cluster, report):
         stamps.close()
 
 
+def case_spares(cpplaunch, cluster, report):
+    """srun -N3 cpplaunch --spares=1 <DDP script>: the step's 3 nodes become 2 that run one world
+    of 4 and 1 spare (issue 24); the job finishes without needing the spare, which exits 0, so
+    that srun exits 0."""
+    started = time.time()
+    code, out = cluster.client(
+        ["srun", "-N3", "--ntasks-per-node=1", *launcher(cpplaunch), "--spares=1",
+         "--nproc-per-node=2", WORKER, "ddp", "5"], timeout=120, check_rc=False)
+    report(f"srun -N3 --spares=1 DDP job of 4 ranks on 2 nodes, 1 spare: "
+           f"{time.time() - started:.1f} s")
+    check(code == 0, f"srun exited {code}:\n{out}{cluster.logs()}")
+    for node_id in range(3):
+        check(re.search(rf"cpplaunch: Slurm step \d+\.0: 2:2 nodes running and 1 spare, "
+                        rf"this is node {node_id}, rendezvous on n1:\d+", out),
+              f"no spares line of node {node_id}\n{out}")
+    lines = re.findall(r"slurm-ddp rank=(\d) world=(\d) node=(\S+) group_rank=(\d) "
+                       r"checksum=(\S+)", out)
+    check(sorted(int(r[0]) for r in lines) == [0, 1, 2, 3], f"ranks seen: {lines}\n{out}")
+    check(all(r[1] == "4" for r in lines), f"not one world of 4: {lines}\n{out}")
+    ran = {r[2] for r in lines}
+    check(len(ran) == 2 and "n1" in ran, f"workers ran on {sorted(ran)}, not n1 and one more\n{out}")
+    check(len({r[4] for r in lines}) == 1, f"replicas differ: {lines}\n{out}")
+    spare = (set(NODES) - ran).pop()
+    check(re.search(rf"finished without needing {spare} at \S+, which waited as a spare; exiting",
+                    out), f"the spare {spare} did not say it was not needed\n{out}")
+
+
 CASES = {"ddp": case_ddp, "scancel": case_scancel, "killwait": case_killwait,
-         "usr1": case_usr1, "batch_usr1": case_batch_usr1, "status": case_status}
+         "usr1": case_usr1, "batch_usr1": case_batch_usr1, "status": case_status,
+         "spares": case_spares}
 
 
 def main():
@@ -541,7 +570,7 @@ def main():
     try:
         started = time.time()
         cluster.start()
-        print(f"[measured] cluster up (slurmctld + 2 slurmd in namespaces): "
+        print(f"[measured] cluster up (slurmctld + {len(NODES)} slurmd in namespaces): "
               f"{time.time() - started:.1f} s", flush=True)
         for name in names:
             t0 = time.time()
