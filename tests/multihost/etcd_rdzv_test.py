@@ -20,6 +20,8 @@ TLS one, which starts its own TLS member.
                           a 2-host job over https
   quarantine              (issue 24) spares_test's quarantine over etcd: a member whose
                           workers fail first twice is set aside for the waiting spare
+  segment_match           (issue 24) spares_test's segment_match over etcd: a lost member's
+                          slot goes to the spare of its segment, not the one that waited first
   out_of_space            (issue 23) an etcd with a small --quota-backend-bytes filled until it
                           refuses writes (NOSPACE), then a worker fails: its peer names the lost
                           agent and etcd's refusal, not "etcd is gone"
@@ -316,6 +318,15 @@ def scenario_quarantine(cpplaunch, cluster, report):
         close(job)
 
 
+def scenario_segment_match(cpplaunch, cluster, report):
+    """spares_test's segment_match over etcd: the lost rack-b member's slot goes to the rack-b
+    spare, though the rack-a spare waited first (its lease lapses: TTL 3 s)."""
+    import spares_test as st
+    st.segment_match(cpplaunch, report,
+                     ["--rdzv-backend=etcd-v3", f"--rdzv-endpoint={','.join(cluster.endpoints)}",
+                      f"--rdzv-id=segments-{uuid.uuid4().hex[:8]}"], conf=CONF)
+
+
 SCENARIOS = {
     "store_host_killed": scenario_store_host_killed,
     "store_host_killed_c10d": scenario_store_host_killed_c10d,
@@ -323,6 +334,7 @@ SCENARIOS = {
     "tls": scenario_tls,
     "out_of_space": scenario_out_of_space,
     "quarantine": scenario_quarantine,
+    "segment_match": scenario_segment_match,
     "etcd_member_killed": scenario_etcd_member_killed,  # last: it restarts a member
 }
 

@@ -255,18 +255,18 @@ def scenario_quarantine(cpplaunch, report):
         close(job)
 
 
-def scenario_segment_match(cpplaunch, report):
-    # Members m0, m2 in rack-a and m1 in rack-b; spare sa (rack-a) waits first, then sb (rack-b).
-    # m1 is lost: sb takes its slot, not sa.
+def segment_match(cpplaunch, report, backend_args, conf="join_timeout=60"):
+    """Members m0, m2 in rack-a and m1 in rack-b; spare sa (rack-a) waits first, then sb
+    (rack-b). m1 is lost: sb takes its slot, not sa. `backend_args`: the rendezvous options (for
+    c10d, m0 serves the store); `conf`: the --rdzv-conf keys besides segment."""
     job = Job(cpplaunch, {})
     try:
-        args = ["--nnodes=3:3", "--rdzv-backend=c10d", "--rdzv-id=segments", "--max-restarts=1",
-                f"--rdzv-endpoint={LOCAL}:{free_port()}", f"--nproc-per-node={NPROC}"]
+        args = ["--nnodes=3:3", "--max-restarts=1", f"--nproc-per-node={NPROC}", *backend_args]
         rack = {"m0": "rack-a", "m1": "rack-b", "m2": "rack-a", "sa": "rack-a", "sb": "rack-b"}
         agents = {}
         for name in ("m0", "m1", "m2", "sa", "sb"):
-            agents[name] = start(job, name, args + [f"--rdzv-conf=join_timeout=60,segment={rack[name]}"])
-            if name == "m0":
+            agents[name] = start(job, name, args + [f"--rdzv-conf={conf},segment={rack[name]}"])
+            if name == "m0" and "--rdzv-backend=c10d" in backend_args:
                 check(agents[name].wait_line("serves the job's store", 30) is not None,
                       f"m0 does not serve the store\n{output(job)}")
             if name == "m2":
@@ -287,6 +287,11 @@ def scenario_segment_match(cpplaunch, report):
         report("m1 of rack-b lost: sb (rack-b) took its slot though sa (rack-a) waited first")
     finally:
         close(job)
+
+
+def scenario_segment_match(cpplaunch, report):
+    segment_match(cpplaunch, report, ["--rdzv-backend=c10d", "--rdzv-id=segments",
+                                      f"--rdzv-endpoint={LOCAL}:{free_port()}"])
 
 
 def scenario_spare_not_needed(cpplaunch, report):
