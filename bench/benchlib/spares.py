@@ -1,12 +1,14 @@
 """Hot spares (issue 24) in network namespaces: 4 member hosts and 1 spare, real PyTorch DDP on
 gloo (tests/multihost/ckpt_train.py, checkpointing every step), one member lost mid-training.
-Four cases, interleaved repetition by repetition:
+Five cases, interleaved repetition by repetition:
 
-  c10d_kill     cpplaunch, c10d: SIGKILL of a member host's agent and workers (not the store's)
-  etcd_kill     cpplaunch, etcd-v3 (one etcd member in the switch namespace): the same kill
-  c10d_silent   cpplaunch, c10d: the member's link is cut (its connections stay open, nothing
-                arrives), so only the keep-alive window tells
-  torchrun_kill Debian's torchrun 1.13.1, c10d, the same 4 + 1 hosts and the same kill
+  c10d_kill       cpplaunch, c10d: SIGKILL of a member host's agent and workers (not the store's)
+  etcd_kill       cpplaunch, etcd-v3 (one etcd member in the switch namespace): the same kill
+  c10d_silent     cpplaunch, c10d: the member's link is cut (its connections stay open, nothing
+                  arrives), so only the keep-alive window tells
+  torchrun_kill   Debian's torchrun 1.13.1, c10d, the same 4 + 1 hosts and the same kill
+  torchrun26_kill torchrun 2.6 from the root scripts/setup-torch26 builds (tests/e2e/torch26.py),
+                  the same; skipped with the reason when that root is missing
 
 Every worker is `sh -c` that stamps CLOCK_MONOTONIC (bench_worker stamp) and then execs the
 trainer, so the worker-start time is the launcher's, not PyTorch's import; "DDP resumed" is when
@@ -286,13 +288,37 @@ def check_fact(condition, message):
         raise Failure(message)
 
 
-def lose(net, case, victim_index, agent):
-    """The loss: SIGKILL of the agent's process group (agent and workers), or the link cut."""
+def host_pids(job, host):
+    """Every process of the job's host `host` (its environment carries the job's tag and
+    SB_HOST): the agent and its workers, wherever their sessions are (torchrun 2.6 starts its
+    workers in their own sessions, out of the agent's process group)."""
+    tag, name = f"MH_TEST_TAG={job.tag}".encode(), f"SB_HOST={host}".encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    env = f.read().split(b"\0")
+            except OSError:
+                continue
+            if tag in env and name in env:
+                found.append(int(pid))
+    return found
+
+
+def lose(net, case, victim_index, agent, pids):
+    """The loss: SIGKILL of the agent's process group and every process of that host, or the
+    link cut."""
     if case == "c10d_silent":
         subprocess.run(["ip", "-n", net.topo.names[victim_index], "link", "set",
                         f"v{victim_index}", "down"], check=True)
-    else:
-        agent.kill()
+        return
+    agent.kill()
+    for pid in pids:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
 
 
 def first_line(agents, needle, after):
@@ -316,8 +342,9 @@ def run_once(b, net, case, rep, place):
         victim = next(w["host"] for w in before if w["group_rank"] == 1)
         vi = int(victim[1:])
         others = [a for name, a in agents.items() if name != victim]
+        pids = host_pids(job, victim)
         kill_ns, kill_wall = time.monotonic_ns(), time.time()
-        lose(net, case, vi, agents[victim])
+        lose(net, case, vi, agents[victim], pids)
         running_ns = wait_until("every worker of the next attempt",
                                 lambda: all_running(stamps, kill_ns), 120, others)
         resumed = wait_until("rank 0 resumed from the checkpoint",
@@ -441,10 +468,12 @@ sys.exit(main())
 # with TCPStore's default (libuv), which this build refuses; then the trainer, unchanged.
 TRAIN26_ENTRY = """\
 import functools
+import importlib
 
 import torch.distributed as dist
-import torch.distributed.rendezvous as rendezvous
 
+# The module, not torch.distributed's function of the same name.
+rendezvous = importlib.import_module("torch.distributed.rendezvous")
 rendezvous.TCPStore = functools.partial(dist.TCPStore, use_libuv=False)
 import ckpt_train
 
