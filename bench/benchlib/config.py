@@ -9,6 +9,6 @@ TORCHRUN = "/usr/bin/torchrun"
 # non-existent local rank behaves like the default (torchrun-reference.md, fact 1).
 TORCHRUN_DEFAULT_STD = ["-r", "9:1", "-t", "9:1"]
 ALL_BENCHMARKS = ["launch", "teardown", "e2e", "store", "storm", "rendezvous", "etcd", "output", "scale", "etcd_scale", "idle",
-                  "status"]
+                  "status", "spares"]
 # Marks a job whose first word is a Python script (run without --no_python).
 PYTHON_SCRIPT_MARK = "<python-script>"
