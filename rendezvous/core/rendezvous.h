@@ -125,9 +125,10 @@ struct RendezvousResult {
   int group_size = 0;      // members of the round
   int64_t base_rank = 0;   // RANK of this host's local rank 0
   int64_t world_size = 0;  // the workers of every member
-  // Ascending group rank. The dynamic backend lists only what this agent needs (round_assignment.h:
-  // KnownRanks: itself, group rank 0 and its heartbeat peers), so that a round of N hosts costs
-  // O(N log N) in all rather than N^2; the static and etcd backends list every member.
+  // Ascending group rank. The dynamic backends (c10d, etcd) list only what this agent needs
+  // (round_assignment.h: KnownRanks: itself, group rank 0 and its heartbeat peers; every member
+  // in a round of at most 8), so that a round of N hosts costs O(N log N) in all rather than N^2;
+  // the static backend lists every member.
   std::vector<RoundPeer> members;
   std::string master_addr;
   int master_port = 0;

@@ -49,8 +49,11 @@ RendezvousResult ResultWithoutMembers(const RoundAssignment& assignment);
 std::vector<int> HeartbeatPeers(int self, int size);
 
 // The group ranks the member at `group_rank` must know by name: itself, group rank 0 (whose
-// record says where the workers' store is under --worker-store=rank0) and its heartbeat peers.
+// record says where the workers' store is under --worker-store=rank0) and its heartbeat peers;
+// in a round of at most kEveryoneKnownUpTo members, every member, so that each host can say
+// which host took which slot (launcher/journal/slot_changes.h needs both rounds' whole lists).
 // Ascending, without repeats.
+inline constexpr int kEveryoneKnownUpTo = 8;
 std::vector<int> KnownRanks(int group_rank, int group_world_size);
 
 // Every member's assignment for the complete round `state`, indexed by group rank (the position

@@ -6,6 +6,8 @@
                      and RANKs and say which host took which slot, the job counts one restart
                      and ends 0. Measures the time from
                      the SIGKILL to every worker of the next attempt running.
+  spare_takes_slot_4 the same with 4 members (--nnodes=4:4), where no host's heartbeat peers
+                     alone cover every member: every survivor still names who took the slot.
   spare_takes_slot_elastic
                      the same with --nnodes=2:3: the survivors alone reach MIN and arm the last
                      call (30 s); the spare fills the last seat and the round completes at once.
@@ -86,9 +88,10 @@ def wait_workers(job, hosts, restart, timeout):
     raise Failure(f"workers of {hosts} did not run in attempt {restart}\n{output(job)}")
 
 
-def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1, extra_args=()):
-    """Starts 3 members (m0 serves the store) running attempt 0 and a spare that waits, in `job`
-    (the caller closes it); returns (agents by name, {member: its attempt-0 stamps})."""
+def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1, extra_args=(), count=3):
+    """Starts `count` members m0, m1, ... (m0 serves the store) running attempt 0 and a spare
+    that waits, in `job` (the caller closes it); returns (agents by name, {member: its attempt-0
+    stamps})."""
     args = [f"--nnodes={nnodes}", "--rdzv-backend=c10d", "--rdzv-id=spares",
             f"--max-restarts={max_restarts}",
             f"--rdzv-endpoint={LOCAL}:{free_port()}", f"--nproc-per-node={NPROC}",
@@ -96,9 +99,9 @@ def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1, extra_args=(
     first = start(job, "m0", args)
     check(first.wait_line("serves the job's store", 30) is not None,
           f"m0 does not serve the store\n{output(job)}")
-    for name in ("m1", "m2"):
+    members = [f"m{i}" for i in range(count)]
+    for name in members[1:]:
         start(job, name, args)
-    members = ["m0", "m1", "m2"]
     wait_workers(job, members, 0, 60)
     before = {h: stamps(job, h, 0) for h in members}
     spare = start(job, "spare", args)
@@ -107,15 +110,15 @@ def full_job_with_spare(job, nnodes, extra_conf="", max_restarts=1, extra_args=(
     return {a.name: a for a in job.agents}, before
 
 
-def spare_takes_slot(cpplaunch, report, nnodes):
+def spare_takes_slot(cpplaunch, report, nnodes, count=3):
     job = Job(cpplaunch, {})
     try:
-        agents, before = full_job_with_spare(job, nnodes,
+        agents, before = full_job_with_spare(job, nnodes, count=count,
                                              extra_args=["--event-log-handler=console"])
-        members, spare = ["m0", "m1", "m2"], agents["spare"]
-        # The victim: the member that does not serve the store and has the middle group rank
-        # if it can, so that a fresh sort would move the other survivors.
-        victim_name = next((h for h in ("m1", "m2") if before[h][0][1] == 1), "m2")
+        members, spare = [f"m{i}" for i in range(count)], agents["spare"]
+        # The victim: the member that does not serve the store and has group rank 1 if it can,
+        # so that a fresh sort would move the other survivors.
+        victim_name = next((h for h in members[1:] if before[h][0][1] == 1), members[-1])
         victim = agents[victim_name]
         lost_group_rank = before[victim_name][0][1]
         killed_at = time.time()
@@ -132,7 +135,7 @@ def spare_takes_slot(cpplaunch, report, nnodes):
         taken = stamps(job, "spare", 1)
         check(taken == before[victim_name],
               f"the spare got {taken}, not the lost host's {before[victim_name]}\n{out}")
-        check(f"complete: node rank {lost_group_rank} of 3" in spare.output,
+        check(f"complete: node rank {lost_group_rank} of {count}" in spare.output,
               f"the spare does not say which slot it took\n{out}")
         # Every survivor names the spare and the lost host whose slot it took.
         for name in survivors:
@@ -157,6 +160,12 @@ def spare_takes_slot(cpplaunch, report, nnodes):
 
 def scenario_spare_takes_slot(cpplaunch, report):
     spare_takes_slot(cpplaunch, report, "3:3")
+
+
+def scenario_spare_takes_slot_4(cpplaunch, report):
+    # At 4 hosts, rank 2's heartbeat peers alone (3, 0) leave out rank 1: each survivor must still
+    # know every member to name who took the lost slot (round_assignment.h: kEveryoneKnownUpTo).
+    spare_takes_slot(cpplaunch, report, "4:4", count=4)
 
 
 def scenario_spare_takes_slot_elastic(cpplaunch, report):
@@ -328,6 +337,7 @@ def scenario_spare_not_needed(cpplaunch, report):
 
 SCENARIOS = {
     "spare_takes_slot": scenario_spare_takes_slot,
+    "spare_takes_slot_4": scenario_spare_takes_slot_4,
     "spare_takes_slot_elastic": scenario_spare_takes_slot_elastic,
     "spare_dies_waiting": scenario_spare_dies_waiting,
     "two_lost_one_spare": scenario_two_lost_one_spare,

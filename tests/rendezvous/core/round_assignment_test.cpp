@@ -33,6 +33,10 @@ TEST_CASE("Known ranks: self, group rank 0 and the heartbeat peers, ascending, o
           "[rendezvous][assignment]") {
   CHECK(KnownRanks(0, 1) == std::vector<int>{0});
   CHECK(KnownRanks(0, 3) == std::vector<int>{0, 1, 2});
+  // Up to 8 members, everyone: at 4, rank 2's heartbeat peers (3, 0) would leave out 1.
+  CHECK(KnownRanks(2, 4) == std::vector<int>{0, 1, 2, 3});
+  CHECK(KnownRanks(7, 8) == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(KnownRanks(5, 9) == std::vector<int>{0, 4, 5, 6, 7});
   CHECK(KnownRanks(5, 10) == std::vector<int>{0, 3, 5, 6, 7, 9});
   // 10,000 members: 14 peers + self + rank 0, not 10,000.
   CHECK(KnownRanks(4242, 10000).size() == 16);
