@@ -45,7 +45,7 @@ def machine_md(machine, load_before, load_after):
     return ["", "## Machine", "",
             f"- CPU: {machine['cpu']}", f"- Memory: {machine['memory']}",
             f"- OS: {machine['os']}, kernel {machine['kernel']}",
-            f"- Compiler: {machine['compiler']}; build type RelWithDebInfo (`-O2 -g`), as scripts/build",
+            f"- Compiler: {machine['compiler']}; build type RelWithDebInfo (`-O2 -g`; scripts/build's `-O2 -g1` compiles the same code)",
             f"- Packages: {', '.join(machine['packages'])}",
             f"- File descriptors: {machine['fd_limit']}",
             f"- Files: {machine['scratch']}",
