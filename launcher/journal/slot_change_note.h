@@ -21,9 +21,9 @@
 namespace cpplaunch {
 
 // Pure: the lines for a round whose members are `after` (round `round`, `group_world_size`
-// hosts) following one whose members were `before` (`before_size` hosts). Only rounds whose
-// member lists are complete are compared (a large dynamic job lists a few peers each, and a
-// host missing from a partial list says nothing); empty when nothing changed.
+// hosts) following one whose members were `before` (`before_size` hosts), as far as the lists
+// tell (slot_changes.h: a large dynamic job lists a few peers each, and names only the ranks
+// it knew in both rounds of the same size); empty when nothing changed.
 // A replaced host in `set_aside` (quarantine.h) is said to be set aside.
 std::vector<std::string> SlotChangeLines(const std::vector<RoundPeer>& before, int before_size,
                                          const std::vector<RoundPeer>& after, int group_world_size,

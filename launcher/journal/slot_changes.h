@@ -18,9 +18,11 @@ struct SlotChanges {
 };
 
 // The changes from a round whose members were `before` (`before_size` hosts) to one whose
-// members are `after` (`group_world_size` hosts). Only rounds whose member lists are complete
-// are compared (a large dynamic job lists a few peers each, and a host missing from a partial
-// list says nothing): nothing otherwise. `set_aside`: the node ids set aside (quarantine.h).
+// members are `after` (`group_world_size` hosts), as far as these lists tell. With both lists
+// complete: every slot taken and every host moved. With partial lists (a large dynamic job lists
+// a few peers each: round_assignment.h), only between rounds of the same size, where stable
+// seats moved no host: the known ranks whose holder changed, and `moved` 0; nothing otherwise.
+// `set_aside`: the node ids set aside (quarantine.h).
 SlotChanges CompareRounds(const std::vector<RoundPeer>& before, int before_size,
                           const std::vector<RoundPeer>& after, int group_world_size,
                           const std::vector<std::string>& set_aside = {});

@@ -51,7 +51,8 @@ std::vector<int> HeartbeatPeers(int self, int size);
 // The group ranks the member at `group_rank` must know by name: itself, group rank 0 (whose
 // record says where the workers' store is under --worker-store=rank0) and its heartbeat peers;
 // in a round of at most kEveryoneKnownUpTo members, every member, so that each host can say
-// which host took which slot (launcher/journal/slot_changes.h needs both rounds' whole lists).
+// which host took which slot and which ranks moved (launcher/journal/slot_changes.h; from
+// partial lists, only the hosts that knew the lost one can).
 // Ascending, without repeats.
 inline constexpr int kEveryoneKnownUpTo = 8;
 std::vector<int> KnownRanks(int group_rank, int group_world_size);

@@ -72,14 +72,22 @@ TEST_CASE("SlotChangeLines: a grown round names the new host", "[slot_change]") 
         std::vector<std::string>{"round 1: vm-4 at 10.0.0.4 took group rank 2, a new slot"});
 }
 
-TEST_CASE("SlotChangeLines: nothing for the same hosts, a first round or partial lists",
-          "[slot_change]") {
+TEST_CASE("SlotChangeLines: nothing for the same hosts or a first round", "[slot_change]") {
   const std::vector<RoundPeer> hosts{Peer(0, "1"), Peer(1, "2")};
   CHECK(SlotChangeLines(hosts, 2, hosts, 2, 1).empty());
   CHECK(SlotChangeLines({}, 0, hosts, 2, 0).empty());
+}
+
+TEST_CASE("SlotChangeLines: partial lists name a known rank's new holder, same size only",
+          "[slot_change]") {
   // A large dynamic job lists itself, group rank 0 and its peers only.
-  const std::vector<RoundPeer> partial{Peer(0, "1"), Peer(5, "9")};
-  CHECK(SlotChangeLines(partial, 64, {Peer(0, "1"), Peer(5, "7")}, 64, 3).empty());
+  const std::vector<RoundPeer> partial{Peer(0, "1"), Peer(5, "9"), Peer(6, "6")};
+  CHECK(SlotChangeLines(partial, 64, {Peer(0, "1"), Peer(5, "7"), Peer(6, "6")}, 64, 3) ==
+        std::vector<std::string>{
+            "round 3: vm-7 at 10.0.0.7 took group rank 5, the slot of vm-9 at 10.0.0.9"});
+  // A rank not listed before says nothing; nor does a round of another size (ranks compacted).
+  CHECK(SlotChangeLines(partial, 64, {Peer(0, "1"), Peer(7, "8")}, 64, 3).empty());
+  CHECK(SlotChangeLines(partial, 64, {Peer(0, "1"), Peer(5, "7")}, 63, 3).empty());
 }
 
 }  // namespace
