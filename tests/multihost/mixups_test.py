@@ -58,7 +58,9 @@ class MixupsTest(unittest.TestCase):
         return path
 
     def start(self, args, **env):
-        p = subprocess.Popen([CPPLAUNCH, *args], env=clean_env(PYTHON_EXEC=PYTHON, **env),
+        # TMPDIR: each run's log directory (torchelastic_*) goes with the test's files.
+        p = subprocess.Popen([CPPLAUNCH, *args],
+                             env=clean_env(PYTHON_EXEC=PYTHON, TMPDIR=self.tmp, **env),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True, cwd=self.tmp)
         self.procs.append(p)

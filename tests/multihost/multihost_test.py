@@ -8,6 +8,7 @@ way out, and checks that no worker (tagged through the environment) survives. Ex
 passed, 1 a failure, 77 skipped (netns unavailable: the reason is printed).
 """
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -78,11 +79,15 @@ class Job:
         self.tag_env = tag_env
         self.netns_of = netns_of or (lambda i: None)
         self.stamp_dir = tempfile.mkdtemp(prefix="cpplaunch-mh-")
+        # The agents' TMPDIR: each run makes its log directory (torchelastic_*) there, as
+        # torchrun does in /tmp, and close() removes it with everything in it.
+        self.tmp_dir = tempfile.mkdtemp(prefix="cpplaunch-mh-tmp-")
 
     def env(self, extra=None):
         env = dict(os.environ)
         env.update({"MH_TEST_TAG": self.tag, "MH_STAMP_DIR": self.stamp_dir,
-                    "PYTHON_EXEC": PYTHON, "OMP_NUM_THREADS": "1", "LOGLEVEL": "INFO"})
+                    "PYTHON_EXEC": PYTHON, "OMP_NUM_THREADS": "1", "LOGLEVEL": "INFO",
+                    "TMPDIR": self.tmp_dir})
         env.update(self.tag_env)
         env.update(extra or {})
         return env
@@ -133,6 +138,7 @@ class Job:
         for name in os.listdir(self.stamp_dir):
             os.unlink(os.path.join(self.stamp_dir, name))
         os.rmdir(self.stamp_dir)
+        shutil.rmtree(self.tmp_dir)
         check(not left, f"workers outlived their agents: pids {left}")
 
     def output(self):
