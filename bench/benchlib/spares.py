@@ -30,7 +30,8 @@ from .stats import stats
 
 sys.path.insert(0, str(ROOT / "tests/multihost"))
 from agent_faults_test import TimedAgent, close  # noqa: E402
-from multihost_test import Failure, Job, Topology, netns_unavailable  # noqa: E402
+from multihost_test import (Failure, Job, Topology, check, checkpoint_step,  # noqa: E402
+                            netns_unavailable)
 
 TRAIN = str(ROOT / "tests/multihost/ckpt_train.py")
 MEMBERS, NPROC = 4, 2
@@ -223,14 +224,6 @@ def ranks_of(ws, host, after_ns=None, before_ns=None):
             and (after_ns is None or w["ns"] > after_ns) and (before_ns is None or w["ns"] < before_ns)}
 
 
-def checkpoint_step(path):
-    import torch
-    try:
-        return torch.load(path)["step"]
-    except Exception:  # not written yet, or being replaced
-        return 0
-
-
 def wait_until(what, predicate, timeout, agents):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -278,32 +271,16 @@ def start_job(b, job, net, case, argv_of, run_dir, place):
     wait_until(f"checkpoint step {KILL_AT_STEP}",
                lambda: time.monotonic() - spare_started > (0 if cpplaunch else 5) and
                checkpoint_step(ckpt) >= KILL_AT_STEP, 120, agents.values())
-    check_fact(not any(w["host"] == "h4" for w in workers(stamps)), "the fifth host ran workers "
+    check(not any(w["host"] == "h4" for w in workers(stamps)), "the fifth host ran workers "
                "before the loss")
     return agents
-
-
-def check_fact(condition, message):
-    if not condition:
-        raise Failure(message)
 
 
 def host_pids(job, host):
     """Every process of the job's host `host` (its environment carries the job's tag and
     SB_HOST): the agent and its workers, wherever their sessions are (torchrun 2.6 starts its
     workers in their own sessions, out of the agent's process group)."""
-    tag, name = f"MH_TEST_TAG={job.tag}".encode(), f"SB_HOST={host}".encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    env = f.read().split(b"\0")
-            except OSError:
-                continue
-            if tag in env and name in env:
-                found.append(int(pid))
-    return found
+    return job.tagged(f"SB_HOST={host}")
 
 
 def lose(net, case, victim_index, agent, pids):

@@ -40,8 +40,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "etcd"))
 
 from agent_faults_test import TimedAgent, close, output  # noqa: E402
-from multihost_test import (DDP, Failure, Job, check, free_port,  # noqa: E402
-                            wait_for_stamps)
+from multihost_test import (DDP, Failure, Job, check, checkpoint_step,  # noqa: E402
+                            free_port, wait_for_stamps)
 
 TRAIN = os.path.join(HERE, "ckpt_train.py")
 SKIP = 77
@@ -62,14 +62,6 @@ def start(job, name, args, script, extra_env=None):
     agent.env_extra = extra_env
     job.agents.append(agent)
     return agent
-
-
-def checkpoint_step(path):
-    import torch
-    try:
-        return torch.load(path)["step"]
-    except Exception:  # not written yet, or being replaced
-        return 0
 
 
 def wait_for_step(path, step, agents, timeout):

@@ -106,20 +106,26 @@ class Job:
             codes.append(agent.wait(max(1, deadline - time.time())))
         return codes
 
-    def leftovers(self):
-        """Processes still carrying this job's tag (workers that outlived their agent)."""
+    def tagged(self, *entries):
+        """Processes whose environment holds this job's tag and each of `entries` ("NAME=value"),
+        wherever their sessions are."""
+        wanted = [f"MH_TEST_TAG={self.tag}".encode(), *(e.encode() for e in entries)]
         found = []
-        needle = f"MH_TEST_TAG={self.tag}".encode()
         for pid in os.listdir("/proc"):
             if not pid.isdigit():
                 continue
             try:
                 with open(f"/proc/{pid}/environ", "rb") as f:
-                    if needle in f.read():
-                        found.append(int(pid))
+                    env = f.read().split(b"\0")
             except OSError:
-                pass
+                continue
+            if all(entry in env for entry in wanted):
+                found.append(int(pid))
         return found
+
+    def leftovers(self):
+        """Processes still carrying this job's tag (workers that outlived their agent)."""
+        return self.tagged()
 
     def close(self):
         for agent in self.agents:
@@ -218,6 +224,16 @@ def static_args(topo, port, nnodes, rank, nproc=1, conf="timeout=30", extra=()):
     return [f"--nnodes={nnodes}", f"--node-rank={rank}", f"--master-addr={topo.address(0)}",
             f"--master-port={port}", f"--nproc-per-node={nproc}", f"--rdzv-conf={conf}",
             *extra]
+
+
+def checkpoint_step(path):
+    """The step of ckpt_train.py's checkpoint at `path` (0 while there is none). torch is
+    imported here only: the callers that never read a checkpoint do not need it."""
+    import torch
+    try:
+        return torch.load(path)["step"]
+    except Exception:  # not written yet, or being replaced
+        return 0
 
 
 def wait_for_stamps(job, names, timeout):
