@@ -147,8 +147,23 @@ def explain_tee(raw, machine):
             "than the worker and trails it when the two cores are shared. Tried and dropped: mapping the log "
             "(mmap, 4 MiB windows) instead of reading it (slower in interleaved runs, and a worker that "
             "truncates its stdout would crash the agent with SIGBUS), and stopping at a short read instead of "
-            "reading until a read returns nothing (more wake-ups, more CPU). What would close it: the console copy on another core, "
-            "which the one-thread agent does not have.")
+            "reading until a read returns nothing (more wake-ups, more CPU). "
+            "What would close it: not a thread of the agent (measured by hand on 2026-11-27 for issue 26, "
+            "on this machine shared with other sessions at load 8 to 12, as ratios of interleaved runs). "
+            "During the run the agent's loop has nothing else to do, so the copy already has a core of its "
+            "own beside the worker's; a prototype whose dedicated thread followed the log and wrote the "
+            "console lines did the same work: 38% of direct, as the loop, over 10 interleaved runs of this "
+            "benchmark (CPU 1.96 against 2.05 s; shorter series went either way, from 34% against 39% to "
+            "32% against 21%); no wake-ups at idle either way, launch time the same within the noise. Two "
+            "threads (reading and prefixing,"
+            " then writing) cannot reach the goal on two cores: the agent needs about 1.9 times the "
+            "worker's CPU (its console write alone 1.1 times), so worker and agent together need at least "
+            "(1 + 1.9) / 2 = 1.45 times the direct time, at best 69% of direct; a stand-alone two-thread "
+            "copy measured 10% slower than one thread here. Cheaper per-byte work did not help either: "
+            "reads of 32 KiB, 64 KiB or 1 MiB instead of 256 KiB (1 to 5% more CPU over 12 paired runs), or"
+            " one writev of prefixes and line pieces instead of the copy (18% more CPU in a stand-alone "
+            "copy: 100-byte lines make two small pieces each). With four or more cores a two-stage copy "
+            "would be bounded by its console write, at about 85% of direct.")
 
 
 def explain_scale(raw, machine):
