@@ -1,13 +1,14 @@
-"""cpplaunch under a real Slurm: slurmctld and two slurmd (Debian's slurm-wlm) on this machine.
+"""cpplaunch under a real Slurm: slurmctld and four slurmd (Debian's slurm-wlm) on this machine.
 
 usage: slurm_test.py CPPLAUNCH [case ...]   cases: ddp scancel killwait usr1 batch_usr1 status
-                                            spares (default: all)
+                                            spares spare_replaces (default: all)
 
-The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1, n2
-and n3 for the slurmd), joined by veth through a bridge in a fifth namespace, with addresses in
+The cluster: one network namespace per node (ctl for slurmctld and the client commands, n1 to
+n4 for the slurmd), joined by veth through a bridge in a sixth namespace, with addresses in
 10.233.x.0/24 that exist only there. Every daemon runs in its own mount and UTS namespace with
-hostname ctl/n1/n2/n3 and a bind-mounted hosts file naming the four, so the nodes resolve to
-distinct addresses, as on a real cluster. Most cases use n1 and n2; spares uses all three. AuthType=auth/none, CredType=cred/none,
+hostname ctl/n1/.../n4 and a bind-mounted hosts file naming the five, so the nodes resolve to
+distinct addresses, as on a real cluster. Most cases use two nodes, spares three, and
+spare_replaces all four. AuthType=auth/none, CredType=cred/none,
 ProctrackType=proctrack/pgid (a task's signals reach only its process group: cpplaunch must
 pass them on), all state in a temporary directory. Daemons are started and stopped by pid;
 namespaces, processes and files are removed on every way out.
@@ -15,6 +16,7 @@ namespaces, processes and files are removed on every way out.
 Exit status: 0 all passed, 1 a failure, 77 skipped (the reason is printed).
 """
 import glob
+import json
 import os
 import re
 import shlex
@@ -32,7 +34,7 @@ WORKER = os.path.join(HERE, "slurm_worker.py")
 SKIP = 77
 KILL_WAIT = 5  # slurm.conf KillWait: SIGTERM, then SIGKILL this many seconds later
 SHUTDOWN_TIMEOUT = 2  # cpplaunch's, inside KillWait as the user guide recommends
-NODES = ("n1", "n2", "n3")
+NODES = ("n1", "n2", "n3", "n4")
 
 
 class Failure(Exception):
@@ -73,14 +75,15 @@ def missing_requirement():
 
 
 class Cluster:
-    """slurmctld + slurmd n1, n2, each in its own network, mount and UTS namespace."""
+    """slurmctld + slurmd n1 to n4, each in its own network, mount and UTS namespace."""
 
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="cpplaunch-slurm-")
         self.prefix = "cps" + uuid.uuid4().hex[:5]
         self.subnet = f"10.233.{os.getpid() % 250}"
         self.address = {"ctl": f"{self.subnet}.1", "n1": f"{self.subnet}.2",
-                        "n2": f"{self.subnet}.3", "n3": f"{self.subnet}.4"}
+                        "n2": f"{self.subnet}.3", "n3": f"{self.subnet}.4",
+                        "n4": f"{self.subnet}.5"}
         self.namespaces = []
         self.daemons = {}  # name -> Popen (the daemon itself: nsenter/unshare/sh all exec)
         self.conf = os.path.join(self.dir, "slurm.conf")
@@ -157,7 +160,7 @@ KillWait={KILL_WAIT}
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 {nodes}
-PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """)
 
     def env(self, extra=None):
@@ -192,6 +195,19 @@ PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP OverSubsc
         code, out = self.client(["sinfo", "-h", "-N", "-o", "%N %t"], check_rc=False)
         states = dict(line.split() for line in out.splitlines() if len(line.split()) == 2)
         return code == 0 and all(states.get(n) == "idle" for n in NODES)
+
+    def node_processes(self, node):
+        """Pids of the processes in node `node` (its network namespace) but its slurmd."""
+        inode = os.stat(f"/run/netns/{self.prefix}{node}").st_ino
+        found = []
+        for pid in os.listdir("/proc"):
+            try:
+                if pid.isdigit() and os.stat(f"/proc/{pid}/ns/net").st_ino == inode and \
+                        int(pid) != self.daemons[node].pid and alive(int(pid)):
+                    found.append(int(pid))
+            except OSError:
+                pass
+        return found
 
     def _wait_for(self, condition, timeout, message):
         deadline = time.time() + timeout
@@ -294,9 +310,9 @@ class Stamps:
         with open(os.path.join(self.dir, name)) as f:
             return f.read()
 
-    def task_outputs(self):
+    def task_outputs(self, count=2):
         """What each task (each node's cpplaunch and its workers) wrote, task 0 first."""
-        return [self.read(f"task-{t}.out") for t in range(2)]
+        return [self.read(f"task-{t}.out") for t in range(count)]
 
     def wait_for(self, names, timeout, what):
         deadline = time.time() + timeout
@@ -345,11 +361,13 @@ def case_ddp(cpplaunch, cluster, report):
                         rf"rendezvous on n1:\d+", out), f"no detection line of node {node_id}\n{out}")
 
 
-def sbatch(cluster, stamps, cpplaunch_args, mode_args, extra_env=None, relay_usr1=False):
-    """Submits a batch job whose srun step runs cpplaunch on both nodes; each task's output
-    goes to task-<n>.out, written by slurmstepd (srun's own relay stops at a cancel)."""
+def sbatch(cluster, stamps, cpplaunch_args, mode_args, extra_env=None, relay_usr1=False,
+           nodes=2, slurm_args=()):
+    """Submits a batch job of `nodes` nodes whose srun step runs cpplaunch on each; each task's
+    output goes to task-<n>.out, written by slurmstepd (srun's own relay stops at a cancel).
+    `slurm_args` go to both sbatch and srun."""
     out_path = os.path.join(stamps.dir, "job-%j.out")
-    srun = shlex.join(["srun", "-N2", "--ntasks-per-node=1", "-o",
+    srun = shlex.join(["srun", f"-N{nodes}", "--ntasks-per-node=1", *slurm_args, "-o",
                        os.path.join(stamps.dir, "task-%t.out"), *cpplaunch_args, WORKER,
                        *mode_args])
     script = f"{srun}; echo \"srun exit=$?\""
@@ -358,7 +376,8 @@ def sbatch(cluster, stamps, cpplaunch_args, mode_args, extra_env=None, relay_usr
         # it passes it to srun, which passes it to its tasks.
         script = (f"{srun} & pid=$!; trap 'kill -USR1 $pid' USR1; wait $pid; wait $pid; "
                   f"echo \"srun exit=$?\"")
-    _, out = cluster.client(["sbatch", "-N2", "-o", out_path, "--wrap", script],
+    _, out = cluster.client(["sbatch", f"-N{nodes}", *slurm_args, "-o", out_path, "--wrap",
+                             script],
                             extra_env={**stamps.env(), **(extra_env or {})})
     match = re.search(r"Submitted batch job (\d+)", out)
     check(match is not None, f"sbatch said: {out}")
@@ -543,14 +562,193 @@ def case_spares(cpplaunch, cluster, report):
     ran = {r[2] for r in lines}
     check(len(ran) == 2 and "n1" in ran, f"workers ran on {sorted(ran)}, not n1 and one more\n{out}")
     check(len({r[4] for r in lines}) == 1, f"replicas differ: {lines}\n{out}")
-    spare = (set(NODES) - ran).pop()
-    check(re.search(rf"finished without needing {spare} at \S+, which waited as a spare; exiting",
-                    out), f"the spare {spare} did not say it was not needed\n{out}")
+    spare = re.search(r"finished without needing (\S+) at \S+, which waited as a spare; exiting",
+                      out)
+    check(spare is not None and spare.group(1) in NODES and spare.group(1) not in ran,
+          f"the spare did not say it was not needed\n{out}")
+
+
+def slot_views(stamps, attempt):
+    """{node: {local rank: (RANK, GROUP_RANK, WORLD_SIZE, hostname, pid)}} of the workers that
+    ran in `attempt` (slurm_worker.py slot)."""
+    views = {}
+    for name in os.listdir(stamps.dir):
+        match = re.fullmatch(rf"slot-{attempt}-(\w+)-(\d+)", name)
+        if match:
+            rank, group_rank, world, host, pid = stamps.read(name).split()
+            views.setdefault(match.group(1), {})[int(match.group(2))] = \
+                (int(rank), int(group_rank), int(world), host, int(pid))
+    return views
+
+
+def wait_slot_views(stamps, attempt, nodes, timeout):
+    """slot_views once every worker (2 a node) of `nodes` (a count, or the names) ran `attempt`."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        views = slot_views(stamps, attempt)
+        ready = [n for n, v in views.items() if len(v) == 2]
+        if (len(ready) == nodes if isinstance(nodes, int) else set(nodes) <= set(ready)):
+            return views
+        time.sleep(0.02)
+    raise Failure(f"attempt {attempt}: only {slot_views(stamps, attempt)} after {timeout} s; "
+                  f"task outputs:\n{task_texts(stamps)}")
+
+
+def task_texts(stamps):
+    return "\n".join(f"--- {name}:\n{stamps.read(name)}" for name in sorted(os.listdir(stamps.dir))
+                     if name.startswith(("task-", "job-")))
+
+
+def wait_text(path, needle, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                if needle in f.read():
+                    return
+        time.sleep(0.02)
+    raise Failure(f"{os.path.basename(path)} did not say {needle!r} in {timeout} s")
+
+
+def descendants(root):
+    children = {}
+    for pid in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(pid))
+        except (OSError, ValueError):
+            pass
+    found, pending = [], [root]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def stopped_or_gone(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in "TtZX"
+    except OSError:
+        return True
+
+
+def lose_tree(root):
+    """What a host loss does to a task: `root` and everything it started (agent, sentinel,
+    workers) stop at once, then die. Each is SIGSTOPped, and the tree read again once all are
+    stopped, until it grows no more; then all get SIGKILL. None of them sees another go first.
+    Returns the pids."""
+    stopped = []
+    while True:
+        new = [p for p in [root, *descendants(root)] if p not in stopped]
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+            stopped.append(pid)
+        deadline = time.time() + 5
+        while not all(stopped_or_gone(p) for p in new):
+            check(time.time() < deadline,
+                  f"not stopped: {[p for p in new if not stopped_or_gone(p)]}")
+            time.sleep(0.005)
+    for pid in stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return stopped
+
+
+def parent(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def case_spare_replaces(cpplaunch, cluster, report):
+    """sbatch/srun -N4 --no-kill cpplaunch --spares=1 --max-restarts=1: 3 nodes run a world of 6
+    and 1 waits as a spare. A member that does not serve the store (n1 does), the one with group
+    rank 1 when it can be, loses its agent, sentinel and workers at once, as in a host loss. The
+    spare takes its group rank and RANKs, the survivors keep theirs, each survivor names who took
+    which slot (a line and a cpplaunch.slot.taken event), the job ends 0 after one restart, and
+    nothing is left on any node. srun itself exits 137: Slurm counts the killed task (it names
+    that task alone: every other task exited 0)."""
+    stamps = Stamps()
+    try:
+        started = time.time()
+        job_id, out_path = sbatch(
+            cluster, stamps,
+            [*launcher(cpplaunch), "--spares=1", "--max-restarts=1", "--nproc-per-node=2",
+             "--event-log-handler=console"], ["slot", "60"], nodes=4, slurm_args=["--no-kill"])
+        before = wait_slot_views(stamps, 0, 3, 60)
+        members = sorted(before)
+        spare = (set(NODES) - set(members)).pop()
+        check("n1" in members, f"n1, the store's host, is not running: {before}")
+        task = {node: os.path.join(stamps.dir, f"task-{NODES.index(node)}.out") for node in NODES}
+        wait_text(task[spare], "this host waits for a free place", 20)
+        group_rank = {node: views[0][1] for node, views in before.items()}
+        victim = min((n for n in members if n != "n1"), key=lambda n: abs(group_rank[n] - 1))
+        survivors = [n for n in members if n != victim]
+        agent = parent(before[victim][0][4])
+        lost_at = time.time()
+        lost = lose_tree(agent)
+        check(len(lost) >= 4, f"{victim}'s tree was {lost}: not an agent, a sentinel and 2 workers")
+        after = wait_slot_views(stamps, 1, [*survivors, spare], 30)
+        running = time.time() - lost_at
+        state, exit_code = cluster.wait_job_done(job_id, 30)
+        ended = time.time() - lost_at
+        with open(out_path) as f:
+            job_out = f.read()
+        out = task_texts(stamps)
+        report(f"srun -N4 --spares=1: {victim} (group rank {group_rank[victim]}) lost; {spare} "
+               f"took its slot; attempt 1 running on every node {running:.2f} s and the job done "
+               f"{ended:.2f} s after the loss ({time.time() - started:.1f} s in all)")
+        for node in survivors:
+            check({local: v[:3] for local, v in after[node].items()} ==
+                  {local: v[:3] for local, v in before[node].items()},
+                  f"{node}'s ranks moved: {before[node]} -> {after[node]}\n{out}")
+        check({local: v[:3] for local, v in after[spare].items()} ==
+              {local: v[:3] for local, v in before[victim].items()},
+              f"the spare {spare} got {after[spare]}, not {victim}'s {before[victim]}\n{out}")
+        check(all(v[3] == spare for v in after[spare].values()),
+              f"the spare's workers ran on {after[spare]}\n{out}")
+        check(victim not in after, f"the lost node ran attempt 1: {after.get(victim)}\n{out}")
+        taker = f"{spare} at {cluster.address[spare]}"
+        replaced = f"{victim} at {cluster.address[victim]}"
+        for node in survivors:
+            text = stamps.read(os.path.basename(task[node]))
+            check(f"{taker} took group rank {group_rank[victim]}, the slot of {replaced}" in text,
+                  f"{node} does not say {spare} took {victim}'s slot\n{out}")
+            events = [json.loads(line) for line in text.splitlines()
+                      if line.startswith('{"name": "cpplaunch.slot.taken"')]
+            check(len(events) == 1, f"{node} recorded {len(events)} slot events\n{out}")
+            slot = json.loads(events[0]["metadata"]["metadata"])
+            check((slot["group_rank"], slot["host"], slot["replaced"]) ==
+                  (group_rank[victim], taker, replaced), f"{node}'s slot event says {slot}\n{out}")
+        # The job: every agent left ended 0; Slurm names the killed task alone.
+        check(state == "COMPLETED" and exit_code == "0:0", f"job {state} {exit_code}\n{out}")
+        errors = [line for line in job_out.splitlines() if line.startswith("srun: error:")]
+        check(errors == [f"srun: error: {victim}: task {NODES.index(victim)}: Killed"],
+              f"srun's errors: {errors}\n{job_out}\n{out}")
+        check("srun exit=137" in job_out, f"srun's exit:\n{job_out}")
+        check(stamps.leftovers() == [], f"left running: {stamps.leftovers()}")
+        deadline = time.time() + 10
+        while any(cluster.node_processes(n) for n in NODES) and time.time() < deadline:
+            time.sleep(0.05)
+        left = {n: cluster.node_processes(n) for n in NODES}
+        check(not any(left.values()), f"left on the nodes: {left}")
+    finally:
+        for pid in stamps.leftovers():
+            os.kill(pid, signal.SIGKILL)
+        stamps.close()
 
 
 CASES = {"ddp": case_ddp, "scancel": case_scancel, "killwait": case_killwait,
          "usr1": case_usr1, "batch_usr1": case_batch_usr1, "status": case_status,
-         "spares": case_spares}
+         "spares": case_spares, "spare_replaces": case_spare_replaces}
 
 
 def main():

@@ -1,4 +1,4 @@
-"""The workers of the Slurm tests (slurm_test.py), in two modes.
+"""The workers of the Slurm tests (slurm_test.py), in three modes.
 
   slurm_worker.py ddp STEPS   a real PyTorch DDP job over gloo: every rank trains STEPS steps on
                               its own data, then prints its view of the world and a checksum of
@@ -7,9 +7,14 @@
                               each SIGUSR1 in $SW_STAMP_DIR/usr1-<rank>, and exits 0 once it has
                               seen one, or 1 after SECS seconds without one. SW_IGNORE_TERM=1
                               makes it ignore SIGTERM (so only SIGKILL ends it)
+  slurm_worker.py slot SECS   no torch: writes its view of the world, "RANK GROUP_RANK WORLD_SIZE
+                              HOSTNAME PID", to $SW_STAMP_DIR/slot-<attempt>-<node>-<local rank>
+                              and prints it; in attempt 0 it then waits (to be lost or stopped)
+                              and exits 1 after SECS seconds, in later attempts it exits 0
 """
 import os
 import signal
+import socket
 import sys
 import time
 
@@ -69,8 +74,26 @@ def wait(seconds):
     sys.exit(0 if got else 1)
 
 
+def slot(seconds):
+    attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
+    node = os.environ["SLURMD_NODENAME"]
+    view = (f"{os.environ['RANK']} {os.environ['GROUP_RANK']} {os.environ['WORLD_SIZE']} "
+            f"{socket.gethostname()} {os.getpid()}")
+    name = f"slot-{attempt}-{node}-{os.environ['LOCAL_RANK']}"
+    partial = os.path.join(os.environ["SW_STAMP_DIR"], "." + name)
+    with open(partial, "w") as f:
+        f.write(view)
+    os.rename(partial, os.path.join(os.environ["SW_STAMP_DIR"], name))
+    say(f"slurm-slot attempt={attempt} node={node} view={view}")
+    if attempt == "0":
+        time.sleep(seconds)
+        sys.exit(1)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "ddp":
         ddp(int(sys.argv[2]))
+    elif sys.argv[1] == "slot":
+        slot(float(sys.argv[2]))
     else:
         wait(float(sys.argv[2]))
