@@ -227,17 +227,17 @@ def explain_spares(raw, machine):
     first = med(s.get("first_rdzv_s"))
     if first:
         text += (f"The same agents' first rendezvous, just before each loss, took {first:.2f} s (median): the "
-                 f"replacement cost {wall / first:.1f} times a whole rendezvous of 1,000, the same order, because "
-                 "every survivor joins the next round anew; both slow down with the machine's load. ")
+                 f"replacement cost {wall / first:.1f} times a whole rendezvous of 1,000 (one survivor forms "
+                 "the next round for all; each of the others claims, waits, reads its assignment and arms "
+                 "it); both slow down with the machine's load. ")
     profile = data.get("profile") or {}
     if profile.get("requests"):
         survivors = profile["n"] - 1
         per = {name.split(":")[0]: count / survivors for name, count, _, _ in phases(profile["requests"])}
         text += (f"The profiled run counted {sum(per.values()):.0f} store requests per survivor (section 8's "
                  "table): " + ", ".join(f"{name} {count:.0f}" for name, count in per.items()) + ". ")
-    return text + ("What would close it: a replacement that only the spare joins, the survivors keeping their "
-                   "seats through the round's end without rejoining (the next round's state written once by "
-                   "the admitter, each survivor reading only its assignment), and arming in one command.")
+    return text + ("What would close it: arming in one round trip (its will, heartbeat, mark and count sent "
+                   "together on the agent's tagged connection) or one store command, and a quieter machine.")
 
 
 def explain_launch_overhead(raw, machine):

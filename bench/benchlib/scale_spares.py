@@ -125,6 +125,7 @@ PHASES = [("the loss told: each survivor's WAIT on the round's end, then reading
            ("CANCEL_WILLS", "WILL ", "hb/", "armed", "'r1/end")),
           ("release: the previous workers' keys cleared, go", ("CLEAR_WORKER_KEYS", "/go")),
           ("reading the peers' records", ("dynamic/node",)),
+          ("the round formed by one survivor: the former role and its word", ("/former", "/formed")),
           ("the round's completion and the assignments", ("assign", "dynamic/epoch", "dynamic/summary")),
           ("rejoining: liveness key, queued join, the admission and its answers", ("",))]
 

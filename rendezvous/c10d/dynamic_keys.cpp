@@ -39,5 +39,11 @@ std::string DynamicKeys::Assign(int64_t round, const std::string& node_id) const
 std::string DynamicKeys::Publisher(int64_t round) const {
   return rendezvous_keys::Round(run_id_, round) + "assign_publisher";
 }
+std::string DynamicKeys::Former(int64_t round) const {
+  return rendezvous_keys::Round(run_id_, round) + "former";
+}
+std::string DynamicKeys::Formed(int64_t round) const {
+  return rendezvous_keys::Round(run_id_, round) + "formed";
+}
 
 }  // namespace cpplaunch

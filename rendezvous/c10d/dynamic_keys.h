@@ -14,6 +14,8 @@
 //   dynamic/answer/<id>/<attempt>  a queued join's answer
 //   r<round>/assign/<id>           a member's assignment (round_assignment.h)
 //   r<round>/assign_publisher      claimed by the host publishing the assignments
+//   r<round>/former                claimed by the survivor forming a hot-spare replacement round
+//   r<round>/formed                set once it decided (dynamic_rendezvous_replace.cpp)
 
 #include <cstdint>
 #include <string>
@@ -40,6 +42,8 @@ class DynamicKeys {
   std::string Answer(const std::string& node_id, int64_t attempt) const;
   std::string Assign(int64_t round, const std::string& node_id) const;
   std::string Publisher(int64_t round) const;
+  std::string Former(int64_t round) const;
+  std::string Formed(int64_t round) const;
 
  private:
   std::string run_id_;

@@ -44,8 +44,9 @@ Rendezvous::Task<RendezvousResult> DynamicRendezvous::Next(
   co_await PublishSelf();
   const JoinRequest me = JoinRequestFor(settings_, previous);
   next_progress_ = Clock::now() + settings_.progress_interval;
-  std::optional<RendezvousResult> queued = co_await JoinThroughQueue(me, deadline);
-  if (queued) co_return std::move(*queued);
+  std::optional<RendezvousResult> joined = co_await JoinReplacement(me, deadline);
+  if (!joined) joined = co_await JoinThroughQueue(me, deadline);
+  if (joined) co_return std::move(*joined);
   Snapshot snapshot;  // assume no state: the first write creates it or returns the real one
   WriteTurn turns(client_, keys_);
   int64_t turn = WriteTurn::kNoTurn;
@@ -140,29 +141,37 @@ Rendezvous::Task<bool> DynamicRendezvous::DropDeadParticipants(Snapshot* snapsho
   const std::vector<std::string> ids =
       NodesToConfirm(snapshot->state, next, settings_.self.node_id);
   if (ids.empty()) co_return false;
+  const std::vector<std::string> gone = co_await GoneAmong(ids);
+  if (gone.empty()) co_return false;
+  for (const auto& id : gone) {
+    if (settings_.progress && !IsSpare(next, id)) {
+      settings_.progress(LeftBeforeCompletionLine(id, snapshot->state->round,
+                                                  "its connection to the store closed"));
+    }
+  }
+  co_await Write(snapshot, WithoutNodes(*snapshot->state, gone));
+  co_return true;
+}
+
+Rendezvous::Task<std::vector<std::string>> DynamicRendezvous::GoneAmong(
+    const std::vector<std::string>& ids) {
+  std::vector<std::string> gone;
+  if (ids.empty()) co_return gone;
   // Usually all are alive: one CHECK and one MULTI_GET for the whole round, not a read each.
   std::vector<std::string> alive_keys;
   alive_keys.reserve(ids.size());
   for (const auto& id : ids) alive_keys.push_back(keys_.Alive(id));
   if (co_await client_.Check(alive_keys)) {
     const std::vector<Bytes> holders = co_await client_.MultiGet(alive_keys);
-    if (holders == ids) co_return false;
+    if (holders == ids) co_return gone;
   }
-  std::vector<std::string> gone;
   for (const auto& id : ids) {
     // Named, not a temporary in the co_await expression: GCC 12 destroys those twice.
     RoundPeer member{0, NodeInfo{}, keys_.Alive(id)};
     member.node.node_id = id;
-    if (co_await MemberAlive(client_, member)) continue;
-    gone.push_back(id);
-    if (settings_.progress && !IsSpare(next, id)) {
-      settings_.progress(LeftBeforeCompletionLine(id, snapshot->state->round,
-                                                  "its connection to the store closed"));
-    }
+    if (!co_await MemberAlive(client_, member)) gone.push_back(id);
   }
-  if (gone.empty()) co_return false;
-  co_await Write(snapshot, WithoutNodes(*snapshot->state, gone));
-  co_return true;
+  co_return gone;
 }
 
 // Closes the rendezvous with the mismatch and tells a running round (join_steps.h: RefusalOf).
@@ -354,22 +363,38 @@ Rendezvous::Task<RoundAssignment> DynamicRendezvous::AwaitAssignment(const Rende
 
 Rendezvous::Task<std::optional<RendezvousResult>> DynamicRendezvous::Finish(
     const RoundAssignment& assignment, Clock::time_point deadline) {
-  std::vector<std::string> keys;
-  for (const auto& [rank, id] : assignment.peers) keys.push_back(keys_.Node(id));
+  // Only the records this host does not hold from the last round: none for most survivors of
+  // a replacement (the same peers), the spare's for those that know the lost seat.
+  std::vector<std::string> unread;
+  for (const auto& [rank, id] : assignment.peers) {
+    if (!records_.contains(id)) unread.push_back(id);
+  }
   RendezvousResult result = ResultWithoutMembers(assignment);
   result.master_addr = settings_.master_addr;
   result.master_port = settings_.master_port;
-  std::vector<Bytes> values = co_await client_.MultiGet(std::move(keys));
-  for (size_t i = 0; i < values.size(); ++i) {
-    std::string error;
-    auto node = NodeInfo::Decode(values[i], &error);
-    if (!node) throw RendezvousError("unreadable node info in the store: " + error);
-    const auto& [rank, id] = assignment.peers[i];
-    if (node->node_id != id) {
-      throw RendezvousError("the store's record of node " + id + " names " + node->node_id);
+  std::map<std::string, NodeInfo, std::less<>> records;
+  if (!unread.empty()) {
+    std::vector<std::string> keys;
+    keys.reserve(unread.size());
+    for (const auto& id : unread) keys.push_back(keys_.Node(id));
+    std::vector<Bytes> values = co_await client_.MultiGet(std::move(keys));
+    for (size_t i = 0; i < values.size(); ++i) {
+      std::string error;
+      auto node = NodeInfo::Decode(values[i], &error);
+      if (!node) throw RendezvousError("unreadable node info in the store: " + error);
+      if (node->node_id != unread[i]) {
+        throw RendezvousError("the store's record of node " + unread[i] + " names " +
+                              node->node_id);
+      }
+      records.emplace(unread[i], std::move(*node));
     }
-    result.members.push_back(RoundPeer{rank, std::move(*node), keys_.Alive(id)});
   }
+  for (const auto& [rank, id] : assignment.peers) {
+    auto known = records_.find(id);
+    if (known != records_.end()) records.emplace(id, known->second);
+    result.members.push_back(RoundPeer{rank, records.at(id), keys_.Alive(id)});
+  }
+  records_ = std::move(records);
   if (result.self().node_id != settings_.self.node_id) {
     throw RendezvousError("round " + std::to_string(result.round) + " of job '" + settings_.run_id +
                           "' gave this host's place to " + result.self().node_id);

@@ -22,8 +22,17 @@
 // round (rendezvous.h); a member lost while the round arms (its connection closed, or its
 // heartbeats stopped for the keep-alive window) is dropped: the next round is formed at once
 // without it (ReformedWithout), without consuming a restart, and the others join that one.
+// Hot spares (dynamic_rendezvous_replace.cpp): after a round that lost a host while a spare
+// waits, the survivors do not join again. The first to claim the next round's former key writes
+// that round once, complete, with the spare in the lost seat (ReplacementRound), publishes the
+// assignments and says so; each survivor then reads its assignment and arms the round as usual.
+// When that is not the case (no live spare, a second host gone, a host waiting to join) the
+// former says so instead, and every survivor joins as before.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "rendezvous/c10d/dynamic_keys.h"
 #include "rendezvous/core/join_queue.h"
@@ -111,6 +120,16 @@ class DynamicRendezvous : public Rendezvous {
   // after the next round was formed without it (by this host, or by another one first).
   Task<bool> ReformAfterDrop(int64_t round);
   static constexpr std::chrono::milliseconds kAssignmentWait{3000};
+  // The hot-spare replacement: the round after a lost host (me.lost_seat >= 0) formed by one
+  // survivor; nullopt at once when the previous round lost no host, and when the joins must form
+  // the round, or it was formed again without a member lost while it armed (the join decides).
+  Task<std::optional<RendezvousResult>> JoinReplacement(const JoinRequest& me,
+                                                        Clock::time_point deadline);
+  // The holder of the former role writes the replacement round, or nothing when the joins must
+  // form it; either way it then sets the round's formed key.
+  Task<void> FormReplacement(const JoinRequest& me);
+  // Of `ids`, those whose liveness key is gone (one CHECK and one MULTI_GET while all live).
+  Task<std::vector<std::string>> GoneAmong(const std::vector<std::string>& ids);
   // `joined`: the participants in all when `state` is a summary (StateSummary); -1: its list's.
   void ReportProgress(const RendezvousState& state, AsyncStoreClient::Clock::time_point deadline,
                       int joined = -1);
@@ -121,6 +140,9 @@ class DynamicRendezvous : public Rendezvous {
   bool published_ = false;
   int64_t attempts_ = 0;  // calls of Next(): numbers this node's queued joins
   AsyncStoreClient::Clock::time_point next_progress_{};
+  // The records of the last round's known peers by node id: a record never changes, so a later
+  // round reads only those of peers it did not know (after a replacement, the spare's).
+  std::map<std::string, NodeInfo, std::less<>> records_;
 };
 
 }  // namespace cpplaunch

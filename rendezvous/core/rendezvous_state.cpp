@@ -421,34 +421,6 @@ JoinDecision DecideJoin(const std::optional<RendezvousState>& current, const Joi
   return DecideComplete(state, me);
 }
 
-std::string EncodeSummary(const RendezvousState& state) {
-  RendezvousState cut = state;
-  cut.participants.resize(std::min(cut.participants.size(), StateSummary::kSummaryIds));
-  cut.wait_list.resize(std::min(cut.wait_list.size(), StateSummary::kSummaryIds));
-  cut.seats.clear();  // a summary is not read for ranks
-  cut.vacant.clear();
-  cut.spares.clear();
-  cut.quarantined.clear();
-  cut.strikes.clear();
-  cut.segments.clear();
-  TextRecordBuilder joined;
-  joined.AddInt("joined", static_cast<int64_t>(state.participants.size()));
-  return cut.Encode() + joined.text();
-}
-
-std::optional<StateSummary> DecodeSummary(std::string_view text, std::string* error) {
-  StateSummary summary;
-  auto state = RendezvousState::Decode(text, error);
-  auto fields = TextRecord::Parse(text, "rendezvous summary", error);
-  if (!state || !fields ||
-      !fields->GetIntIn("joined", static_cast<int64_t>(state->participants.size()),
-                        state->max_nodes, &summary.joined, error)) {
-    return std::nullopt;
-  }
-  summary.state = std::move(*state);
-  return summary;
-}
-
 std::optional<RendezvousState> CompletedAtLastCall(const RendezvousState& state, int64_t now_ms) {
   if (state.complete || state.closed || state.last_call_deadline_ms == 0 ||
       static_cast<int>(state.participants.size()) < state.min_nodes ||
@@ -602,6 +574,42 @@ RendezvousState ReformedWithout(const RendezvousState& state,
     next.seats = SeatOrder(next);
     next.vacant.clear();
   }
+  return next;
+}
+
+std::optional<RendezvousState> ReplacementRound(const RendezvousState& state, const JoinRequest& me,
+                                                int64_t now_ms) {
+  const std::vector<std::string> order = GroupOrder(state);
+  const int seats = static_cast<int>(order.size());
+  if (!state.complete || state.closed || state.round + 1 != me.min_round || me.lost_seat < 0 ||
+      me.lost_seat >= seats || me.failed_seat >= 0 || !state.wait_list.empty() ||
+      state.spares.empty() || state.min_nodes != me.min_nodes || state.max_nodes != me.max_nodes ||
+      !OfTheSameCommand(state, me) || order[static_cast<size_t>(me.lost_seat)] == me.node_id ||
+      GroupRankOf(state, me.node_id) < 0) {
+    return std::nullopt;
+  }
+  // The round the survivors' joins would open, with every seat but the lost one taken back.
+  RendezvousState next = NewRound(state, me, now_ms);
+  const std::string& lost = order[static_cast<size_t>(me.lost_seat)];
+  std::vector<std::string> stay;
+  std::copy_if(order.begin(), order.end(), std::back_inserter(stay),
+               [&](const std::string& id) { return id != lost; });
+  std::sort(stay.begin(), stay.end());
+  next.participants = std::move(stay);
+  // The spare: one of the lost host's segment first (segments.h), else the first by node id.
+  const std::string_view segment = SegmentOf(state, lost);
+  auto spare = std::find_if(state.spares.begin(), state.spares.end(), [&](const std::string& id) {
+    return !segment.empty() && SegmentOf(state, id) == segment;
+  });
+  if (spare == state.spares.end()) spare = state.spares.begin();
+  StopWaiting(&next, *spare);
+  InsertSorted(&next.participants, *spare);
+  if (!SeatBook(next, now_ms).Filled(static_cast<int>(next.participants.size()))) {
+    return std::nullopt;
+  }
+  FinishRound(&next);
+  next.version = state.version + 1;
+  next.epoch = state.epoch + 1;
   return next;
 }
 

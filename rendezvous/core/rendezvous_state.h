@@ -185,6 +185,19 @@ RendezvousState WithoutNodes(RendezvousState state, const std::vector<std::strin
 // `state` unchanged but for the version when it is not a complete, open round.
 RendezvousState ReformedWithout(const RendezvousState& state, const std::vector<std::string>& gone);
 
+// Hot spares (seats.h): the round after the complete round `state`, formed at once by the one
+// host that handles the loss of me.lost_seat's host, so that no survivor joins again. Every
+// other seat's host keeps its seat, a waiting spare takes the lost one (one of the lost host's
+// segment first, segments.h; else the first by node id) and the lost host is set aside, as
+// NewRound and the survivors' and that spare's joins would leave it, complete, in one version
+// and one epoch step; the restart count is me's when that is higher. Nullopt when this is not
+// that case: `state` is not the complete open round before me.min_round, `me` is not one of its
+// hosts or names no lost seat (or a failed one), a host waits to join, no spare waits, `me`'s
+// --nnodes or command differ. The writer checks the participants alive first (a second host
+// lost at once is not named: the joins then decide).
+std::optional<RendezvousState> ReplacementRound(const RendezvousState& state, const JoinRequest& me,
+                                                int64_t now_ms);
+
 // The state closed for good with `reason` (job succeeded or failed). Version is bumped.
 RendezvousState Closed(RendezvousState state, std::string reason);
 

@@ -12,7 +12,9 @@
 // (segments.h) takes that host's seat before the others are placed. A round that has a vacant seat
 // completes at once when every reserved host and a newcomer for every vacant seat joined: no last
 // call is waited for. A round without carried seats (the first) ranks by sorted node id, as
-// torchrun.
+// torchrun. When a spare waits, the c10d backend does not wait for the survivors' joins at all:
+// one survivor writes the next round at once, complete, with the seats they would have taken
+// (ReplacementRound, rendezvous_state.h).
 //
 // A host can die without the round's end naming it (two hosts lost at once, or a worker of a
 // survivor failing first on the lost peer): its seat would be held for nobody. Reservations

@@ -208,6 +208,11 @@ def scenario_two_lost_one_spare(cpplaunch, report):
     try:
         agents, before = full_job_with_spare(job, "2:3", ",last_call_timeout=2")
         killed_at = time.time()
+        # Both stopped first, then killed: lost at once. Killed one after the other, the second
+        # could handle the first's loss between the two kills (this process may lose its CPU
+        # in between), join the replacement round and only then die.
+        for name in ("m1", "m2"):
+            os.killpg(agents[name].proc.pid, signal.SIGSTOP)
         for name in ("m1", "m2"):
             agents[name].kill()
         for name in ("m1", "m2"):

@@ -386,5 +386,79 @@ TEST_CASE_METHOD(
   CHECK(after.tickets == 0);  // the turn queue was never used
 }
 
+// Round 0 of a 3-host job (--nnodes=MIN:3) with a spare waiting in the state, then the member at
+// group rank 1 lost (its connection closed, as a SIGKILLed agent's); the survivors' outcomes of
+// the round after it are survivors.
+struct LostMember : DynamicJob {
+  Results survivors;
+  std::vector<RendezvousResult> first;
+  AfterJoin before;  // once the spare waits
+
+  void Run(int min_nodes, bool spare_dies) {
+    for (int id = 0; id < 3; ++id) Join(Settings(server.port(), id, min_nodes, 3));
+    testing::RunUntilAllDone(io, results, 5000ms);
+    for (const auto& outcome : results) first.push_back(outcome->get());
+    Join(Settings(server.port(), 3, min_nodes, 3));  // the spare
+    for (const auto until = Clock::now() + 3s; Clock::now() < until;) {
+      before = ReadAfterJoin(io, server.port());
+      if (before.state && before.state->spares.size() == 1) break;
+    }
+    REQUIRE(before.state->spares.size() == 1);
+    if (spare_dies) agents[3]->Cancel();  // still listed: nothing told the state
+    for (size_t i = 0; i < 3; ++i) {
+      if (first[i].group_rank == 1) {
+        agents[i]->Cancel();
+        continue;
+      }
+      const RoundTransition lost{0, 0, true, 1, -1};
+      survivors.push_back(Spawn(io, agents[i]->Next(lost)));
+    }
+    testing::RunUntilAllDone(io, survivors, 5000ms);
+  }
+};
+
+TEST_CASE_METHOD(LostMember,
+                 "Dynamic rendezvous: after a lost host one survivor forms the next round with "
+                 "the spare in its seat, and nobody joins again",
+                 "[rendezvous][dynamic][spares]") {
+  Run(3, false);
+  for (const auto& outcome : survivors) {
+    INFO(outcome->message());
+    const RendezvousResult next = outcome->get();
+    CHECK(next.round == 1);
+    CHECK(next.restart_count == 1);
+    CHECK(next.group_world_size() == 3);
+    CHECK(next.Member(1).node.hostname == "host3");  // the spare in the lost seat
+  }
+  RunUntil(
+      io, [&] { return results[3]->done; }, 3000ms);
+  INFO(results[3]->message());
+  CHECK(results[3]->get().group_rank == 1);
+  const AfterJoin after = ReadAfterJoin(io, server.port());
+  REQUIRE(after.state);
+  CHECK(after.state->round == 1);
+  CHECK(after.state->admitted == before.state->admitted);  // no survivor queued a join
+  CHECK(after.tickets == before.tickets);                  // nor took a write turn
+}
+
+TEST_CASE_METHOD(LostMember,
+                 "Dynamic rendezvous: with its only spare dead, the survivors join the next round "
+                 "as without one",
+                 "[rendezvous][dynamic][spares]") {
+  Run(2, true);  // --nnodes=2:3: the two survivors complete the round at its last call
+  std::set<int> ranks;
+  for (const auto& outcome : survivors) {
+    INFO(outcome->message());
+    const RendezvousResult next = outcome->get();
+    CHECK(next.round == 1);
+    CHECK(next.group_world_size() == 2);
+    ranks.insert(next.group_rank);
+  }
+  CHECK(ranks == std::set<int>{0, 1});
+  const AfterJoin after = ReadAfterJoin(io, server.port());
+  REQUIRE(after.state);
+  CHECK(after.state->spares.empty());  // the dead spare is no longer counted on
+}
+
 }  // namespace
 }  // namespace cpplaunch

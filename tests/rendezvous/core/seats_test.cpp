@@ -8,6 +8,7 @@
 
 #include "rendezvous/core/join_queue.h"
 #include "rendezvous/core/join_steps.h"
+#include "rendezvous/core/quarantine.h"
 #include "rendezvous/core/round_assignment.h"
 #include "rendezvous/core/waiting_line.h"
 
@@ -252,6 +253,64 @@ TEST_CASE("A queued join carries its lost seat; old lines read as none", "[rende
   REQUIRE(parsed);
   CHECK(parsed->front() == join);
   CHECK_FALSE(ParseJoinQueue("n4,2,3,3,1000,1,1,-2,ab\n", 0, &error));
+}
+
+TEST_CASE("One survivor forms the replacement round as the survivors' joins would",
+          "[rendezvous][seats]") {
+  Table joins = RunningJob(3);
+  joins.Step(Node("n1", 3, 3));  // a spare
+  joins.Step(Node("n0", 3, 3));  // another
+  REQUIRE(joins.state->spares == std::vector<std::string>{"n0", "n1"});
+  const RendezvousState running = *joins.state;
+  // n3 (group rank 1) is lost: n4 alone writes round 1, complete, n0 in n3's seat.
+  const auto formed = ReplacementRound(running, Node("n4", 3, 3, 1, 1), 0);
+  REQUIRE(formed);
+  CHECK(formed->complete);
+  CHECK(formed->round == 1);
+  CHECK(formed->restart_count == 1);
+  CHECK(formed->version == running.version + 1);  // the spares wait for it
+  CHECK(formed->epoch == running.epoch + 1);
+  CHECK(formed->seats == std::vector<std::string>{"n2", "n0", "n4"});
+  CHECK(formed->participants == std::vector<std::string>{"n0", "n2", "n4"});
+  CHECK(formed->spares == std::vector<std::string>{"n1"});
+  CHECK(IsQuarantined(*formed, "n3"));  // should its agent come back, it is refused
+  // The same round as every survivor's join and the first spare's give.
+  joins.Step(Node("n4", 3, 3, 1, 1));
+  joins.Step(Node("n0", 3, 3));
+  REQUIRE(joins.Step(Node("n2", 3, 3, 1, 1)).action == JoinAction::kDone);
+  RendezvousState joined = *joins.state;
+  joined.version = formed->version;
+  joined.epoch = formed->epoch;
+  CHECK(joined == *formed);
+  // The spare finds its place in it; the other spare waits on.
+  Table after{formed};
+  CHECK(after.Step(Node("n0", 3, 3)).rank == 1);
+  CHECK(after.Step(Node("n1", 3, 3)).action == JoinAction::kWait);
+}
+
+TEST_CASE("The replacement round is left to the joins when it is not that case",
+          "[rendezvous][seats]") {
+  Table table = RunningJob(3);
+  CHECK_FALSE(ReplacementRound(*table.state, Node("n4", 3, 3, 1, 1), 0));  // no spare
+  table.Step(Node("n1", 3, 3));
+  const RendezvousState running = *table.state;
+  REQUIRE(ReplacementRound(running, Node("n4", 3, 3, 1, 1), 0));
+  CHECK_FALSE(ReplacementRound(running, Node("n4", 3, 3, 1), 0));     // no lost seat
+  CHECK_FALSE(ReplacementRound(running, Node("n4", 3, 3, 2, 1), 0));  // not the next round
+  CHECK_FALSE(ReplacementRound(running, Node("n3", 3, 3, 1, 1), 0));  // the lost one itself
+  CHECK_FALSE(ReplacementRound(running, Node("n9", 3, 3, 1, 1), 0));  // not a member
+  CHECK_FALSE(ReplacementRound(running, Node("n4", 2, 3, 1, 1), 0));  // other --nnodes
+  CHECK_FALSE(ReplacementRound(running, Node("n4", 3, 3, 1, 3), 0));  // no such seat
+  JoinRequest failed = Node("n4", 3, 3, 1, 1);
+  failed.failed_seat = 0;
+  CHECK_FALSE(ReplacementRound(running, failed, 0));
+  RendezvousState waiting = running;
+  waiting.wait_list = {"n5"};  // a host asked to join: the next round takes it too
+  CHECK_FALSE(ReplacementRound(waiting, Node("n4", 3, 3, 1, 1), 0));
+  CHECK_FALSE(ReplacementRound(Closed(running, "done"), Node("n4", 3, 3, 1, 1), 0));
+  Table opened{running};
+  opened.Step(Node("n4", 3, 3, 1, 1));  // a survivor's join opened round 1 already
+  CHECK_FALSE(ReplacementRound(*opened.state, Node("n2", 3, 3, 1, 1), 0));
 }
 
 TEST_CASE("The seat a round's end names as lost", "[rendezvous][seats]") {

@@ -87,6 +87,24 @@ TEST_CASE("Without a spare of its segment, any spare takes a lost host's seat",
   CHECK(table.state->seats == std::vector<std::string>{"n2", "n3", "n1"});
 }
 
+TEST_CASE("The replacement round seats a spare of the lost host's segment",
+          "[rendezvous][segments]") {
+  const RendezvousState running = *RacksWithSpares().state;
+  // n3 (rack-b) lost: n1 of rack-b, though n0 sorts first.
+  auto formed = ReplacementRound(running, InSegment("n2", "rack-a", 1, 1), 0);
+  REQUIRE(formed);
+  CHECK(formed->seats == std::vector<std::string>{"n2", "n1", "n4"});
+  CHECK(formed->spares == std::vector<std::string>{"n0"});
+  // n4 (rack-a) lost: n0 of rack-a.
+  formed = ReplacementRound(running, InSegment("n2", "rack-a", 1, 2), 0);
+  REQUIRE(formed);
+  CHECK(formed->seats == std::vector<std::string>{"n2", "n3", "n0"});
+  // No spare of rack-b left: the first spare by node id.
+  formed = ReplacementRound(WithoutNode(running, "n1"), InSegment("n2", "rack-a", 1, 1), 0);
+  REQUIRE(formed);
+  CHECK(formed->seats == std::vector<std::string>{"n2", "n0", "n4"});
+}
+
 TEST_CASE("A seat bound to a segment is free for any spare once the reservations lapse",
           "[rendezvous][segments]") {
   Table table = RacksWithSpares();
