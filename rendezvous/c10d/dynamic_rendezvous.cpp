@@ -236,6 +236,15 @@ Rendezvous::Task<bool> DynamicRendezvous::Write(Snapshot* snapshot, const Rendez
   co_return true;
 }
 
+Rendezvous::Task<bool> DynamicRendezvous::WriteRound(Snapshot* snapshot,
+                                                     const RendezvousState& next) {
+  const int64_t epoch_before = snapshot->state ? snapshot->state->epoch : 0;
+  if (!co_await CompareAndSwap(snapshot, next)) co_return false;
+  if (next.complete) co_await PublishAssignments(next);
+  co_await WakeWaiters(epoch_before, next);
+  co_return true;
+}
+
 Rendezvous::Task<bool> DynamicRendezvous::CompareAndSwap(Snapshot* snapshot,
                                                          const RendezvousState& next) {
   Bytes desired = next.Encode();
@@ -443,10 +452,7 @@ Rendezvous::Task<bool> DynamicRendezvous::ReformAfterDrop(int64_t round) {
     }
     const RendezvousState next =
         ReformedWithout(*state, {state->participants[static_cast<size_t>(notice->node_rank)]});
-    const int64_t epoch_before = state->epoch;
-    if (!co_await CompareAndSwap(&snapshot, next)) continue;
-    if (next.complete) co_await PublishAssignments(next);
-    co_await WakeWaiters(epoch_before, next);
+    if (!co_await WriteRound(&snapshot, next)) continue;
     co_return true;
   }
 }

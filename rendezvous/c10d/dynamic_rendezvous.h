@@ -96,6 +96,10 @@ class DynamicRendezvous : public Rendezvous {
   // COMPARE_SET, then WakeWaiters; returns true when `next` was stored. Refreshes *snapshot
   // either way.
   Task<bool> Write(Snapshot* snapshot, const RendezvousState& next);
+  // The same for a state whose writer also publishes a complete round's assignments
+  // (PublishAssignments): after the COMPARE_SET, before the wake-up, so that the woken members
+  // find theirs.
+  Task<bool> WriteRound(Snapshot* snapshot, const RendezvousState& next);
   Task<bool> CompareAndSwap(Snapshot* snapshot, const RendezvousState& next);
   // Sets the keys the waiters of the state before `next` wait for.
   Task<void> WakeWaiters(int64_t epoch_before, const RendezvousState& next);

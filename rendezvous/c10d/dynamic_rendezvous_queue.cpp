@@ -143,10 +143,7 @@ Rendezvous::Task<void> DynamicRendezvous::AdmitQueued() {
       const auto completed = CompletedAtLastCall(*snapshot.state, WallMs());
       if (!completed) co_return;
       if (co_await DropDeadParticipants(&snapshot, *completed)) continue;
-      const int64_t epoch_before = snapshot.state->epoch;
-      if (!co_await CompareAndSwap(&snapshot, *completed)) continue;
-      co_await PublishAssignments(*completed);
-      co_await WakeWaiters(epoch_before, *completed);
+      if (!co_await WriteRound(&snapshot, *completed)) continue;
       co_return;
     }
     std::vector<JoinRequest> requests;

@@ -79,17 +79,14 @@ Rendezvous::Task<void> DynamicRendezvous::FormReplacement(const JoinRequest& me)
       co_await Write(&snapshot, WithoutNodes(*state, gone));
       continue;
     }
-    const int64_t epoch_before = state->epoch;
-    if (!co_await CompareAndSwap(&snapshot, *next)) continue;
+    // The assignments before the formed key: a survivor reads its own once woken. The spares wait
+    // for the state's next version.
+    if (!co_await WriteRound(&snapshot, *next)) continue;
     if (settings_.trace) {
       settings_.trace("rendezvous: formed round " + std::to_string(next->round) + " with " +
                       std::to_string(next->participants.size()) + " hosts, a spare in seat " +
                       std::to_string(me.lost_seat));
     }
-    // The assignments before the formed key: a survivor reads its own once woken. The spares wait
-    // for the state's next version.
-    co_await PublishAssignments(*next);
-    co_await WakeWaiters(epoch_before, *next);
     break;
   }
   co_await client_.Set(formed, "");
