@@ -288,12 +288,21 @@ def processes_with_env(needle):
     return found
 
 
+def stat_fields(pid):
+    """The fields of /proc/<pid>/stat after the command's name: state, parent, ..."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def alive(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        return stat_fields(pid)[0] != "Z"
     except OSError:
         return False
+
+
+def parent(pid):
+    return int(stat_fields(pid)[1])
 
 
 class Stamps:
@@ -388,9 +397,7 @@ def agent_pids(stamps):
     """The cpplaunch agents of the job: parents of the workers that wrote started-<rank>."""
     agents = set()
     for rank in range(4):
-        pid = int(stamps.read(f"started-{rank}"))
-        with open(f"/proc/{pid}/stat") as f:
-            agents.add(int(f.read().rsplit(")", 1)[1].split()[1]))
+        agents.add(parent(int(stamps.read(f"started-{rank}"))))
     return agents
 
 
@@ -614,8 +621,7 @@ def descendants(root):
     children = {}
     for pid in os.listdir("/proc"):
         try:
-            with open(f"/proc/{pid}/stat") as f:
-                children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(int(pid))
+            children.setdefault(parent(pid), []).append(int(pid))
         except (OSError, ValueError):
             pass
     found, pending = [], [root]
@@ -628,8 +634,7 @@ def descendants(root):
 
 def stopped_or_gone(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in "TtZX"
+        return stat_fields(pid)[0] in "TtZX"
     except OSError:
         return True
 
@@ -661,11 +666,6 @@ def lose_tree(root):
         except ProcessLookupError:
             pass
     return stopped
-
-
-def parent(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
 def case_spare_replaces(cpplaunch, cluster, report):
