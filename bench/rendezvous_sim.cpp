@@ -5,6 +5,7 @@
 //   rendezvous_sim --port P --agents K --total N --run-id ID [--first-index I] [--processes Q]
 //                  [--channel 0|1] [--hold-s S] [--fail 0|1|2] [--store-pid PID]
 //                  [--timeout-s T] [--keep-alive-ms MS] [--lose L [--spares S --first-spare F]]
+//                  [--count-requests 1]
 //   rendezvous_sim --backend etcd --endpoints H:P[,H:P...] --agents K --total N --run-id ID
 //                  [--first-index I] [--store-pid ETCD_PID] [--timeout-s T]
 //
@@ -33,6 +34,8 @@
 // With --backend etcd, every agent runs the etcd backend's real EtcdRendezvous with its own
 // EtcdLink (bench/etcd_sim_agent.h) against the etcd cluster at --endpoints; the rendezvous only
 // (no --channel), and the store_cpu_* fields are the CPU of --store-pid, the etcd member.
+// --count-requests 1 counts the store requests by kind (bench/request_tally.h): those of the
+// replacement with --lose, else those of the first rendezvous (until every agent holds it).
 // Output: one JSON object on stdout; times are CLOCK_MONOTONIC nanoseconds, comparable between
 // the processes of one run. Exit status 1 when any agent failed or timed out, 2 on bad usage.
 #include <sys/resource.h>
@@ -370,9 +373,13 @@ class Simulation {
 
   Task Main() {
     store_cpu_start_ = CpuSeconds(o_.store_pid);
+    // --count-requests without --lose counts the first rendezvous.
+    counting_ = o_.count_requests && o_.lose < 0;
+    count_t0_ = NowNs();
     for (auto& a : agents_) asio::co_spawn(io_, Join(*a), asio::detached);
     co_await Until([this] { return finished_ == o_.agents; }, Deadline() + 10'000'000'000);
     store_cpu_held_ = CpuSeconds(o_.store_pid);
+    counting_ = false;
     if (!o_.channel || Failed() > 0) co_return;
     finished_ = 0;
     for (auto& a : agents_) asio::co_spawn(io_, OpenChannel(*a), asio::detached);
@@ -490,7 +497,9 @@ class Simulation {
     rusage ru{};
     getrusage(RUSAGE_SELF, &ru);  // for the peak RSS
     const Replacement replaced = Replaced();
-    const std::string replacement = o_.lose >= 0 ? ReplacementJson(replaced) : "";
+    const std::string replacement = o_.lose >= 0        ? ReplacementJson(replaced)
+                                    : o_.count_requests ? tally_.Json(count_t0_)
+                                                        : "";
     const bool ok = Failed() == 0 && fatal_.empty() && (!o_.fail || told == o_.agents) &&
                     ended_during_hold_ == 0 && (o_.lose < 0 || replaced.ok);
     std::printf(
