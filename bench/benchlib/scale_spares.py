@@ -121,8 +121,8 @@ def summarize(rs):
 # the kind wins (kinds as rendezvous_sim counts them: command and key with the run id cut, digits
 # '#' except a round's; the lost member's round is r0, the replacement r1).
 PHASES = [("the loss told: each survivor's WAIT on the round's end, then reading the notice", ("'r0/",)),
-          ("arming: will, heartbeat, armed mark and count, all armed",
-           ("CANCEL_WILLS", "WILL ", "hb/", "armed", "'r1/end")),
+          ("arming: ARM (will, heartbeat, armed mark and count), all armed",
+           ("ARM ", "CANCEL_WILLS", "WILL ", "hb/", "armed", "'r1/end")),
           ("release: the previous workers' keys cleared, go", ("CLEAR_WORKER_KEYS", "/go")),
           ("reading the peers' records", ("dynamic/node",)),
           ("the round formed by one survivor: the former role and its word", ("/former", "/formed")),

@@ -304,14 +304,13 @@ asio::awaitable<ArmOutcome> ArmRound(AsyncStoreClient& client, const std::string
   const std::string count_key = rendezvous_keys::Round(run_id, round) + "armed_count";
   const std::string all_armed = rendezvous_keys::Round(run_id, round) + "all_armed";
   const std::string beat_key = rendezvous_keys::Heartbeat(run_id, result.self().node_id);
-  co_await client.CancelWills();
-  Bytes will = ConnectionClosedNotice(result.self(), group_rank).Encode();
-  co_await client.Will(end, std::move(will));
-  co_await client.Add(beat_key, 1);
-  co_await client.Set(ArmedKey(run_id, round, group_rank), "");
   const auto size = static_cast<int64_t>(result.group_world_size());
-  int64_t armed_count = co_await client.Add(count_key, 1);
-  if (armed_count == size) co_await client.Set(all_armed, "");
+  const AsyncStoreClient::Arming arming{
+      end,       ConnectionClosedNotice(result.self(), group_rank).Encode(),
+      beat_key,  ArmedKey(run_id, round, group_rank),
+      count_key, size,
+      all_armed};
+  int64_t armed_count = co_await client.Arm(arming);
   auto next_beat = Clock::now() + watch.beat_interval;
   auto next_progress = Clock::now() + watch.progress_interval;
   RingWatch ring;

@@ -95,16 +95,17 @@ enum class ArmOutcome { kAllArmed, kEnded };
 
 // Makes this agent's death end `round` for everybody, then waits until every member did so.
 // Registers a will on the round's end key (a kPeerLost notice naming this agent: its connection to
-// the store closed; earlier wills of this connection are cancelled first), marks itself armed,
-// and waits until every member did (one counter and one "all armed" key, so that a round of N
-// members costs O(N) store work, not N^2). While it waits it bumps its own heartbeat counter
-// (rendezvous_keys::Heartbeat) every watch.beat_interval, as the job channel does while the job
-// runs. A member that is not armed and whose liveness key is gone died in between; one whose
-// heartbeat counter stood still for watch.silent_limit is frozen or cut off (its connection may
-// stay open for a long time). While arming makes no progress, each member checks the next member
-// on the ring of group ranks, and publishes a watch.lost_kind notice naming a lost one, since its
-// will may never come. Returns kEnded when the round ended (a lost member's notice or any other;
-// the job channel delivers it at once). Throws RendezvousError(`timeout_message`) at `deadline`.
+// the store closed; earlier wills of this connection are cancelled first) and marks itself armed
+// in one request (AsyncStoreClient::Arm), then waits until every member did (one counter and one
+// "all armed" key, so that a round of N members costs O(N) store work, not N^2). While it waits it
+// bumps its own heartbeat counter (rendezvous_keys::Heartbeat) every watch.beat_interval, as the
+// job channel does while the job runs. A member that is not armed and whose liveness key is gone
+// died in between; one whose heartbeat counter stood still for watch.silent_limit is frozen or cut
+// off (its connection may stay open for a long time). While arming makes no progress, each member
+// checks the next member on the ring of group ranks, and publishes a watch.lost_kind notice naming
+// a lost one, since its will may never come. Returns kEnded when the round ended (a lost member's
+// notice or any other; the job channel delivers it at once). Throws
+// RendezvousError(`timeout_message`) at `deadline`.
 //
 // Why arm at all: a member's death must end the round from the moment the others may count it,
 // and a will registered by each agent only after it saw the round complete would leave a gap in

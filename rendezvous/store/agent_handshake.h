@@ -13,7 +13,7 @@
 //                                                             the store's proof checked out; an
 //                                                             empty one says it did not
 //   S>C  00 (accepted) or 01 (refused; the server then closes)
-// then requests in the agent dialect (modern numbering without VALIDATE, plus 0xC9..0xCC).
+// then requests in the agent dialect (modern numbering without VALIDATE, plus 0xC9..0xCD).
 // No PyTorch client sends 0xC7 first (legacy commands are 0..12, modern ones open with 0x00), so
 // the first byte tells agents from PyTorch clients even without a secret (an empty HMAC key).
 // A fresh nonce per connection makes a recorded proof useless on any other connection.

@@ -108,6 +108,8 @@ void KvTable::Apply(ConnId conn, Request& request, TableEffects* effects) {
       return Will(conn, request, effects);
     case Command::kCancelWills:
       return CancelWills(conn, effects);
+    case Command::kArm:
+      return Arm(conn, request, effects);
     case Command::kAgentHello:
     case Command::kAgentProof:
     case Command::kClearWorkerKeys:
@@ -268,37 +270,6 @@ void KvTable::Erase(std::string_view key, TableEffects* effects) {
   Bytes old = std::move(it->second);
   data_.erase(it);
   Notify(name, kKeyDeleted, old, {}, effects);
-}
-
-// Creates `key` owned by `conn` unless it exists; the reply is the value now stored, so the
-// caller compares it with its own to know whether it won.
-void KvTable::Claim(ConnId conn, Request& request, TableEffects* effects) {
-  auto it = data_.find(request.keys[0]);
-  if (it != data_.end()) return EncodeBytes(it->second, &effects->reply);
-  const std::string key = request.keys[0];
-  EncodeBytes(request.values[0], &effects->reply);
-  if (!Store(std::move(request.keys[0]), std::move(request.values[0]), effects)) {
-    effects->reply.clear();  // refused by the budget: nothing stored, nothing owned
-    return;
-  }
-  owners_.Own(conn, key);
-}
-
-// A will is held until its connection closes, so it is charged to the budget like a stored key;
-// one that does not fit is refused like one over the count (the connection stays).
-void KvTable::Will(ConnId conn, Request& request, TableEffects* effects) {
-  const uint64_t before = owners_.WillsCost(conn);
-  const uint64_t cost = StoreBudget::EntryCost(request.keys[0], request.values[0].capacity());
-  bool added =
-      Fits(cost) && owners_.AddWill(conn, std::move(request.keys[0]), std::move(request.values[0]));
-  if (added) Recharge(before, owners_.WillsCost(conn));
-  EncodeU8(added ? kAgentAccepted : kAgentRefused, &effects->reply);
-}
-
-void KvTable::CancelWills(ConnId conn, TableEffects* effects) {
-  budget_->RemoveStored(owners_.WillsCost(conn));
-  owners_.CancelWills(conn);
-  EncodeU8(kAgentAccepted, &effects->reply);
 }
 
 int64_t KvTable::Clear(TableEffects* effects) {

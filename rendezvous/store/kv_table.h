@@ -44,7 +44,7 @@ struct TableEffects {
   std::vector<Notice> notices;
   // Non-empty: the request failed (GET of a missing key, ADD on a non-numeric value, ...); the
   // reference server closes the requester's connection and so should the caller. Nothing of the
-  // request was applied.
+  // request was applied, but for ARM, whose steps before the failing one were (KvTable::Arm).
   std::string error;
   // With `error`: a limit refused the request (the budget, a reply size, the watches of one
   // connection); the error names it, and the server reports it.
@@ -155,6 +155,10 @@ class KvTable {
   void Claim(ConnId conn, Request& request, TableEffects* effects);
   void Will(ConnId conn, Request& request, TableEffects* effects);
   void CancelWills(ConnId conn, TableEffects* effects);
+  // ARM (command_table.h). A step that fails (the budget, a counter that is not a number) fails
+  // the request with the steps before it applied, as if they had been sent one by one; the
+  // caller closes the connection, and the will it just registered is carried out.
+  void Arm(ConnId conn, Request& request, TableEffects* effects);
   void Erase(std::string_view key, TableEffects* effects);
 
   // Stores unless the budget refuses (false, effects->error set, nothing changed).

@@ -38,6 +38,17 @@ Request KeyValueRequest(Command command, std::string key, Bytes value) {
   return request;
 }
 
+// Built outside the coroutine (StoreConnection::MakeRequest says why).
+Request ArmRequest(const AsyncStoreClient::Arming& arming) {
+  Request request;
+  request.command = Command::kArm;
+  request.keys = {arming.end_key, arming.beat_key, arming.armed_key, arming.count_key,
+                  arming.all_armed_key};
+  request.values.push_back(arming.will);
+  request.number = arming.members;
+  return request;
+}
+
 }  // namespace
 
 AsyncStoreClient::AsyncStoreClient(const asio::any_io_executor& executor)
@@ -286,6 +297,13 @@ AsyncStoreClient::Task<int64_t> AsyncStoreClient::ClearWorkerKeys() {
   auto scope = scope_;
   Reply reply =
       co_await impl->RoundTrip(*scope, StoreConnection::MakeRequest(Command::kClearWorkerKeys));
+  co_return reply.number;
+}
+
+AsyncStoreClient::Task<int64_t> AsyncStoreClient::Arm(const Arming& arming) {
+  auto impl = impl_;
+  auto scope = scope_;
+  Reply reply = co_await impl->RoundTrip(*scope, ArmRequest(arming));
   co_return reply.number;
 }
 

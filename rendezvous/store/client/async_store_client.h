@@ -119,6 +119,21 @@ class AsyncStoreClient {
   // Deletes every key of the workers' namespace, however many, without listing them; returns
   // how many there were.
   Task<int64_t> ClearWorkerKeys();
+  // What arming a round writes (ARM, command_table.h), in this order: the will on `end_key`
+  // (this connection's earlier wills cancelled first), one more on the counter `beat_key`, the
+  // mark `armed_key`, one more on the counter `count_key`, and `all_armed_key` when that count
+  // reaches `members`. One request instead of five.
+  struct Arming {
+    std::string end_key;
+    Bytes will;
+    std::string beat_key;
+    std::string armed_key;
+    std::string count_key;
+    int64_t members = 0;
+    std::string all_armed_key;
+  };
+  // Returns the count after this connection's. `arming` is read before the first suspension.
+  Task<int64_t> Arm(const Arming& arming);
 
   // Closes the connection; a pending operation finishes with StoreError ("closed"), a pending
   // Connect() stops retrying, and later Connect() calls fail: the client is done. On a view:

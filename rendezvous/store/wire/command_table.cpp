@@ -23,9 +23,9 @@ constexpr std::array<Command, 19> kModernCodes = {
 };
 
 // The agent-only commands, from kAgentHelloByte on.
-constexpr std::array<Command, 6> kAgentCodes = {
-    Command::kAgentHello, Command::kAgentProof,  Command::kClaim,
-    Command::kWill,       Command::kCancelWills, Command::kClearWorkerKeys,
+constexpr std::array<Command, 7> kAgentCodes = {
+    Command::kAgentHello,  Command::kAgentProof,      Command::kClaim, Command::kWill,
+    Command::kCancelWills, Command::kClearWorkerKeys, Command::kArm,
 };
 
 template <size_t N>
@@ -46,6 +46,9 @@ constexpr Field kProgPairList[] = {Field::kPairList, Field::kEnd};
 constexpr Field kProgU32[] = {Field::kU32, Field::kEnd};
 constexpr Field kProgValue[] = {Field::kValue, Field::kEnd};
 constexpr Field kProgU32Value[] = {Field::kU32, Field::kValue, Field::kEnd};
+// ARM: end key, will, heartbeat key, armed-mark key, count key, the round's size, all-armed key.
+constexpr Field kProgArm[] = {Field::kKey, Field::kValue, Field::kKey, Field::kKey,
+                              Field::kKey, Field::kI64,   Field::kKey, Field::kEnd};
 
 // Reply programs.
 constexpr Field kReplyU8[] = {Field::kU8, Field::kEnd};
@@ -115,6 +118,8 @@ const char* CommandName(Command command) {
       return "CANCEL_WILLS";
     case Command::kClearWorkerKeys:
       return "CLEAR_WORKER_KEYS";
+    case Command::kArm:
+      return "ARM";
   }
   return "?";  // only for a value outside the enum; keeps -Wreturn-type quiet
 }
@@ -183,6 +188,8 @@ const Field* RequestProgram(Command command) {
       return kProgKeyList;
     case Command::kMultiSet:
       return kProgPairList;
+    case Command::kArm:
+      return kProgArm;
     case Command::kGetNumKeys:
     case Command::kCancelWait:
     case Command::kListKeys:
@@ -219,6 +226,7 @@ ReplyShape ReplyShapeOf(Command command) {
     case Command::kDeleteKey:
     case Command::kQueueLen:
     case Command::kClearWorkerKeys:
+    case Command::kArm:
       return ReplyShape::kI64;
     case Command::kGet:
     case Command::kCompareSet:

@@ -46,6 +46,9 @@ enum class Command : uint8_t {
   kWill,             // Str key, Bytes value: set when the connection closes, unless present
   kCancelWills,      // forgets the connection's wills
   kClearWorkerKeys,  // deletes every key of the workers' namespace; reply i64 count
+  kArm,  // Str end, Bytes will, Str beat, Str armed, Str count, i64 size, Str all_armed: in order
+         // CANCEL_WILLS, WILL end, ADD beat 1, SET armed "", ADD count 1, then SET all_armed ""
+         // when the count is size; reply i64 the count (store_steps.h: ArmRound)
 };
 
 const char* CommandName(Command command);  // "SET", "COMPARE_SET", ...
@@ -61,7 +64,7 @@ std::optional<Command> CommandFromWire(Dialect dialect, uint8_t byte);
 
 inline constexpr uint32_t kValidateMagic = 0x3C85F7CE;  // bytes CE F7 85 3C
 
-// The agent dialect's command bytes: AGENT_HELLO = 0xC7 ... CLEAR_WORKER_KEYS = 0xCC, far from
+// The agent dialect's command bytes: AGENT_HELLO = 0xC7 ... ARM = 0xCD, far from
 // both PyTorch numberings (legacy 0..12, modern 0..18), so a first byte 0xC7 can only be an agent
 // and a PyTorch connection sending one of these bytes is closed as an unknown command.
 inline constexpr uint8_t kAgentHelloByte = 0xC7;

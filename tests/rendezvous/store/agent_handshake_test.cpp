@@ -18,12 +18,13 @@ using test::FromHex;
 using test::ToHex;
 
 std::string Encoded(Command command, std::vector<std::string> keys = {},
-                    std::vector<Bytes> values = {}, uint32_t u32 = 0) {
+                    std::vector<Bytes> values = {}, uint32_t u32 = 0, int64_t number = 0) {
   Request request;
   request.command = command;
   request.keys = std::move(keys);
   request.values = std::move(values);
   request.u32 = u32;
+  request.number = number;
   std::string bytes;
   REQUIRE(EncodeRequest(Dialect::kAgent, request, &bytes));
   return bytes;
@@ -87,7 +88,7 @@ TEST_CASE("StoreProof is bound to the secret, both nonces and its own context",
   CHECK_FALSE(StoreProofValid("secret", "", store_nonce, StoreProof("secret", "", store_nonce)));
 }
 
-TEST_CASE("the agent dialect keeps the modern numbers and adds 0xC7..0xCC", "[rendezvous][agent]") {
+TEST_CASE("the agent dialect keeps the modern numbers and adds 0xC7..0xCD", "[rendezvous][agent]") {
   CHECK(ToHex(Encoded(Command::kAgentHello, {}, {"nn"}, kAgentHelloMagic)) ==
         "c7 43 50 4c 41 02 00 00 00 00 00 00 00 6e 6e");
   CHECK(ToHex(Encoded(Command::kAgentProof, {}, {"pq"})) == "c8 02 00 00 00 00 00 00 00 70 71");
@@ -97,16 +98,21 @@ TEST_CASE("the agent dialect keeps the modern numbers and adds 0xC7..0xCC", "[re
         "ca 01 00 00 00 00 00 00 00 6b 01 00 00 00 00 00 00 00 76");
   CHECK(ToHex(Encoded(Command::kCancelWills)) == "cb");
   CHECK(ToHex(Encoded(Command::kClearWorkerKeys)) == "cc");
+  CHECK(ToHex(Encoded(Command::kArm, {"e", "h", "a", "c", "l"}, {"w"}, 0, 2)) ==
+        "cd 01 00 00 00 00 00 00 00 65 01 00 00 00 00 00 00 00 77 01 00 00 00 00 00 00 00 68 "
+        "01 00 00 00 00 00 00 00 61 01 00 00 00 00 00 00 00 63 02 00 00 00 00 00 00 00 "
+        "01 00 00 00 00 00 00 00 6c");
   CHECK(ToHex(Encoded(Command::kListKeys)) == "11");  // modern LIST_KEYS
   CHECK(WireCode(Dialect::kAgent, Command::kValidate) == -1);
   CHECK(WireCode(Dialect::kAgent, Command::kWatchKey) == -1);
   // Neither PyTorch dialect has an agent command.
-  for (Command command : {Command::kAgentHello, Command::kAgentProof, Command::kClaim,
-                          Command::kWill, Command::kCancelWills, Command::kClearWorkerKeys}) {
+  for (Command command :
+       {Command::kAgentHello, Command::kAgentProof, Command::kClaim, Command::kWill,
+        Command::kCancelWills, Command::kClearWorkerKeys, Command::kArm}) {
     CHECK(WireCode(Dialect::kLegacy, command) == -1);
     CHECK(WireCode(Dialect::kModern, command) == -1);
   }
-  for (int byte = 0xC7; byte <= 0xCC; ++byte) {
+  for (int byte = 0xC7; byte <= 0xCD; ++byte) {
     CHECK_FALSE(CommandFromWire(Dialect::kLegacy, static_cast<uint8_t>(byte)));
     CHECK_FALSE(CommandFromWire(Dialect::kModern, static_cast<uint8_t>(byte)));
   }
@@ -114,6 +120,8 @@ TEST_CASE("the agent dialect keeps the modern numbers and adds 0xC7..0xCC", "[re
   CHECK(ReplyShapeOf(Command::kAgentProof) == ReplyShape::kU8);
   CHECK(ReplyShapeOf(Command::kClaim) == ReplyShape::kBytes);
   CHECK(ReplyShapeOf(Command::kClearWorkerKeys) == ReplyShape::kI64);
+  CHECK(ReplyShapeOf(Command::kArm) == ReplyShape::kI64);
+  CHECK_FALSE(CommandFromWire(Dialect::kAgent, 0xCE));
 }
 
 TEST_CASE("RequestDecoder: an agent connection is HELLO, PROOF, then any other command",
@@ -133,6 +141,20 @@ TEST_CASE("RequestDecoder: an agent connection is HELLO, PROOF, then any other c
     CHECK(decoder.dialect() == Dialect::kAgent);
     CHECK(decoder.request().u32 == kAgentHelloMagic);
     CHECK(decoder.request().values == std::vector<Bytes>{std::string(kAgentNonceBytes, 'n')});
+  }
+  {
+    // ARM's fields land where KvTable::Arm reads them.
+    const std::vector<std::string> keys{"end", "hb", "armed", "count", "all"};
+    const std::string wire = Encoded(Command::kArm, keys, {"will"}, 0, 7);
+    RequestDecoder decoder;
+    REQUIRE(decoder.Feed(hello).status == DecodeStatus::kComplete);
+    REQUIRE(decoder.Feed(proof).status == DecodeStatus::kComplete);
+    const std::string tagged = tag + wire;
+    REQUIRE(decoder.Feed(tagged).status == DecodeStatus::kComplete);
+    CHECK(decoder.request().command == Command::kArm);
+    CHECK(decoder.request().keys == keys);
+    CHECK(decoder.request().values == std::vector<Bytes>{"will"});
+    CHECK(decoder.request().number == 7);
   }
   CHECK(Decode(hello + list).back() == "MALFORMED: LIST_KEYS out of order in the agent handshake");
   CHECK(Decode(hello + hello).back().starts_with("MALFORMED"));

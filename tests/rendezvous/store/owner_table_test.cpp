@@ -1,4 +1,5 @@
-// OwnerTable alone, and CLAIM / WILL / CANCEL_WILLS / Clear through the KvTable that keeps it.
+// OwnerTable alone, and CLAIM / WILL / CANCEL_WILLS / ARM / Clear through the KvTable that keeps
+// it.
 
 #include "rendezvous/store/owner_table.h"
 
@@ -172,6 +173,64 @@ TEST_CASE("claims, wills and cleared keys are charged to the budget and given ba
   while (table.ReleaseSome(7)) {
   }
   CHECK(budget.stored() == 0);
+}
+
+Request Arm(const std::string& member, int64_t size, std::string will = "died") {
+  Request request = Make(Command::kArm, {"end", "hb/" + member, "armed/" + member, "count", "all"},
+                         {std::move(will)});
+  request.number = size;
+  return request;
+}
+
+TEST_CASE("KvTable ARM: will, heartbeat, mark and count in one request; all armed at the size",
+          "[rendezvous][owners]") {
+  KvTable table;
+  TableEffects effects;
+  Apply(table, 1, Make(Command::kWill, {"earlier"}, {"cancelled by ARM"}), &effects);
+  Apply(table, 3, Make(Command::kWait, {"all"}), &effects);
+  CHECK(Apply(table, 1, Arm("a", 2, "a died"), &effects) == Bytes8(1));
+  CHECK(effects.error.empty());
+  CHECK(table.Find("hb/a") == "1");
+  CHECK(table.Find("armed/a") == "");
+  CHECK(table.Find("count") == "1");
+  CHECK_FALSE(table.Find("all"));
+  CHECK(effects.woken.empty());
+  // The last member to arm sets the all-armed key and wakes its waiters.
+  Apply(table, 2, Make(Command::kAdd, {"hb/b"}, {}), &effects);
+  CHECK(Apply(table, 2, Arm("b", 2, "b died"), &effects) == Bytes8(2));
+  CHECK(table.Find("hb/b") == "1");
+  CHECK(table.Find("all") == "");
+  CHECK(effects.woken == std::vector<ConnId>{3});
+  // Arming again (the next round) replaces the will; a count past the size sets nothing.
+  Apply(table, 1, Make(Command::kDeleteKey, {"all"}), &effects);
+  CHECK(Apply(table, 1, Arm("a", 2, "a died again"), &effects) == Bytes8(3));
+  CHECK(table.Find("hb/a") == "2");
+  CHECK_FALSE(table.Find("all"));
+  table.Disconnect(1, &effects);
+  CHECK(table.Find("end") == "a died again");
+  CHECK_FALSE(table.Find("earlier"));
+}
+
+TEST_CASE("KvTable ARM: a step that fails closes with the steps before it applied",
+          "[rendezvous][owners]") {
+  KvTable table;
+  TableEffects effects;
+  Apply(table, 2, Make(Command::kSet, {"count"}, {"not a number"}), &effects);
+  Apply(table, 1, Arm("a", 2, "a died"), &effects);
+  CHECK(effects.error.find("not a decimal integer") != std::string::npos);
+  CHECK(effects.reply.empty());
+  CHECK(table.Find("armed/a") == "");  // applied before the count failed
+  table.Disconnect(1, &effects);
+  CHECK(table.Find("end") == "a died");  // the will was registered: the round ends
+  // A will over the budget refuses the request before anything is written.
+  StoreBudget budget(BudgetLimits{.total_bytes = 4096});
+  KvTable small(&budget);
+  Apply(small, 1, Arm("a", 2, std::string(8192, 'x')), &effects);
+  CHECK(effects.refused);
+  CHECK(small.num_keys() == 0);
+  // A malformed request (not from the decoder) fails without a crash.
+  Apply(small, 1, Make(Command::kArm, {"end"}), &effects);
+  CHECK(effects.error == "ARM needs 5 keys and 1 value");
 }
 
 }  // namespace

@@ -146,7 +146,7 @@ TEST_CASE(
 TEST_CASE("the agent commands are unknown commands on PyTorch connections",
           "[rendezvous][agent_store]") {
   LoopbackServer server;
-  for (uint8_t byte = 0xC8; byte <= 0xCC; ++byte) {
+  for (uint8_t byte = 0xC8; byte <= 0xCD; ++byte) {
     RawConnection legacy(server.port());
     legacy.Send(std::string(1, static_cast<char>(byte)));
     CHECK(legacy.ClosedByPeer());
@@ -372,6 +372,43 @@ TEST_CASE("Will fires when its connection closes, after the owned keys went, and
     co_return got;
   });
   CHECK(values == std::vector<std::string>{"dying died", "gone", "kept", ""});
+}
+
+TEST_CASE("Arm: two members arm in one request each, and a closed one's will ends the round",
+          "[rendezvous][agent_store]") {
+  LoopbackServer server;
+  asio::io_context io;
+  AsyncStoreClient first(io.get_executor(), AgentOptions(""));
+  AsyncStoreClient second(io.get_executor(), AgentOptions(""));
+  auto arming = [](const std::string& member, int64_t members) {
+    return AsyncStoreClient::Arming{"end",   member + " died", "hb/" + member, "armed/" + member,
+                                    "count", members,          "all"};
+  };
+  auto counts = Run(io, [&]() -> asio::awaitable<std::vector<std::string>> {
+    co_await ConnectTo(first, server.port());
+    co_await ConnectTo(second, server.port());
+    co_await first.Will("stale", "cancelled by Arm");
+    std::vector<std::string> got;
+    got.push_back(std::to_string(co_await first.Arm(arming("a", 2))));
+    std::vector<std::string> all(1, "all");
+    got.push_back((co_await second.Check(all)) ? "all" : "not all");
+    got.push_back(std::to_string(co_await second.Arm(arming("b", 2))));
+    got.push_back((co_await second.Check(all)) ? "all" : "not all");
+    got.push_back(co_await second.Get("hb/a"));
+    got.push_back(co_await second.Get("count"));
+    co_return got;
+  });
+  CHECK(counts == std::vector<std::string>{"1", "not all", "2", "all", "1", "2"});
+  first.Close();
+  auto after = Run(io, [&]() -> asio::awaitable<std::vector<std::string>> {
+    std::vector<std::string> end(1, "end");
+    std::vector<std::string> stale(1, "stale");
+    std::vector<std::string> got;
+    if (co_await second.Wait(end, 5000ms)) got.push_back(co_await second.Get("end"));
+    got.push_back((co_await second.Check(stale)) ? "stale set" : "no stale");
+    co_return got;
+  });
+  CHECK(after == std::vector<std::string>{"a died", "no stale"});  // Arm cancelled "stale"
 }
 
 TEST_CASE("Will refuses a 65th key and the connection stays usable", "[rendezvous][agent_store]") {

@@ -19,7 +19,7 @@ fi
 "$clang" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$root" "$root/tests/rendezvous/store/fuzz/wire_decoder_fuzz.cpp" \
   "$root"/rendezvous/store/wire/{command_table,field_reader,request_decoder,reply_codec,tag_framing}.cpp \
-  "$root"/rendezvous/store/{kv_table,kv_long_requests,kv_wait_sweep,store_budget,owner_table,agent_handshake}.cpp \
+  "$root"/rendezvous/store/{kv_table,kv_agent_requests,kv_long_requests,kv_wait_sweep,store_budget,owner_table,agent_handshake}.cpp \
   "$root"/base/crypto/{sha256,hmac,random_bytes}.cpp "$root"/base/fd_io.cpp \
   -o "$work/fuzz" || { echo "FAILED: build"; exit 1; }
 
