@@ -6,6 +6,7 @@ import statistics
 from .machine import cpus_text
 from .stats import fit_exponent, med
 from .scale_spares import phases
+from .scale import requests_per_agent
 
 FLOOR = "sh forking /bin/true (floor)"
 
@@ -108,9 +109,22 @@ def explain_store_cpu(raw, machine):
     return " ".join(out) + (
         " On loopback the kernel share is the TCP send and receive path of each request and reply (a "
         "sender's send() also runs the receiver's TCP processing), which the server already keeps to one read "
-        "and one write per round trip; cutting the user-space share to nothing would not reach 0.6x. Next "
-        "step: fewer system calls per request under load (io_uring multishot receive and batched sends across "
-        "connections), measured with `perf stat` on the server during the run.")
+        "and one write per round trip; cutting the user-space share to nothing would not reach 0.6x. "
+        "Fewer system calls per request is the lever, and an io_uring path was prototyped for it and not "
+        "kept (measured by hand on 2026-11-27 for issue 26, the machine shared with other sessions' builds "
+        "at load 7.5 to 12; branch `iouring-prototype`): one multishot receive per connection into shared "
+        "4 KiB buffers and the sends submitted once per loop turn, the ring's eventfd on the store's "
+        "io_context, cut the system calls per request from 1.64 to 0.22 at 10 clients and from 1.62 to 0.08 "
+        "at 100, and the CPU per request to 0.60x to 0.71x LibTorch's at 10 clients and 0.54x to 0.55x at "
+        "100 (epoll alongside: 0.75x and 0.70x to 0.80x); the kernel's share stayed at 81 to 91%. At 1 "
+        "client it makes more system calls than epoll (3.41 against 2.31 per request: each turn still "
+        "waits in epoll and reads the eventfd), so that row cannot move this way. It was not landed "
+        "because its receiving is not fair: under the held-budget test's WAIT flood (48 connections "
+        "sending 14.5 MB each) the probe's PING waited 1.0 to 1.34 s against 0.41 to 0.78 s with epoll, "
+        "over the test's 1 s bound, most likely because large requests arrive as thousands of 4 KiB "
+        "completions queued ahead of the probe's. Next step: fair receiving (sessions with large input "
+        "back on epoll, or incremental buffers, which need kernel 6.12 and a newer liburing than Debian "
+        "12's 2.3).")
 
 
 def explain_storm(raw, machine):
@@ -172,20 +186,23 @@ def explain_scale(raw, machine):
         return None  # the goal's line says how far the run got
     n, wall = 10000, r["rdzv_s"]
     store, sim = r.get("store_cpu_rdzv_s") or 0, r.get("sim_cpu_s") or 0
+    per = requests_per_agent(raw.get("scale_profile"))
+    requests = sum(c for _, c in per) + 2 if per else 15  # with the two handshake messages
     return (f"The round of 10,000 agents took {wall:.2f} s, and the store alone used {store:.2f} s of CPU "
             f"during it ({store / n * 1e6:.0f} µs per agent). The store serves every agent on one thread, so "
-            f"on this machine the round cannot take less than that, whatever the agents cost; the simulated "
-            f"agents share the same {cpus_text(machine)} (their processes used {sim:.2f} s of CPU over their "
-            "whole run: the rendezvous, the channels' hold and the fan-out). Most of the store's share is the "
-            "kernel's TCP work: an agent costs it about 15 round trips (the handshake, its record and liveness "
-            "key, queueing its join, its answer, the round's completion, its assignment and its peers' "
-            f"records, then arming: will, mark, count, all-armed), about {store / n / 15 * 1e6:.0f} µs each. "
-            "The growth is linear "
-            "(the goal below), so the gap is a constant factor. What would close it: fewer round trips per "
-            "agent (an answer that carries the assignment when its batch completes the round; arming in one "
-            "command; requests sent together now that an agent's connection is tagged, so that one read and "
-            "one write serve several), and fewer system calls per reply on the store's side (io_uring: one "
-            "submission for the sends to many woken waiters).")
+            f"the round cannot take less than that; here the simulated agents also share the same "
+            f"{cpus_text(machine)} (their processes used {sim:.2f} s of CPU over their whole run: the "
+            "rendezvous, the channels' hold and the fan-out), work that 10,000 hosts would do in parallel. "
+            "Most of the store's share is the kernel's TCP work: an agent costs it about "
+            f"{requests:.0f} requests (section 8's count, with the handshake), about "
+            f"{store / n / requests * 1e6:.0f} µs each. The growth is linear (the goal below), so the gap "
+            "is a constant factor. Arming in one request (ARM, 2026-11-28) took 4 of 19 requests off and "
+            "cut the store's CPU at 10,000 agents by about a third in alternating runs on a loaded machine. "
+            "What would close the rest: a WAIT whose wake-up carries the values waited for (the join's "
+            "answer and the round's assignment: 2 round trips fewer), the node-id count folded into the "
+            "liveness claim, and fewer system calls per reply on the store's side (io_uring: one "
+            "submission for the sends to many woken waiters; the prototype's unfair receiving is "
+            "described under the store's CPU goal).")
 
 
 def explain_etcd_scale(raw, machine):
@@ -236,8 +253,9 @@ def explain_spares(raw, machine):
         per = {name.split(":")[0]: count / survivors for name, count, _, _ in phases(profile["requests"])}
         text += (f"The profiled run counted {sum(per.values()):.0f} store requests per survivor (section 8's "
                  "table): " + ", ".join(f"{name} {count:.0f}" for name, count in per.items()) + ". ")
-    return text + ("What would close it: arming in one round trip (its will, heartbeat, mark and count sent "
-                   "together on the agent's tagged connection) or one store command, and a quieter machine.")
+    return text + ("Arming is one request since 2026-11-28 (ARM, docs/store_protocol.md: it was five); what "
+                   "is left is the number of requests (a WAIT whose wake-up carries the assignment would take "
+                   "one more off) and a quieter machine.")
 
 
 def explain_launch_overhead(raw, machine):
@@ -261,8 +279,11 @@ def explain_launch_overhead(raw, machine):
             "spdlog and fmt, the dynamic libstdc++, the throwaway cgroup probe child, the host-name lookup at "
             "exit, the cpuid-trapping random seed, and the sentinel's wait at the end. Linking OpenSSL "
             "statically measured under the goal at every size but would not follow Debian's security "
-            "updates. What would close it: load the TLS transport only when an https etcd endpoint is used "
-            "(a module boundary in etcd_client).")
+            "updates. The TLS transport is now a module loaded only when an https etcd endpoint is used "
+            "(etcd_client/tls_module.h), so this run's agent no longer loads OpenSSL. What is left is the "
+            "agent's own start: the job cgroup and the sentinel fork (about 0.3 ms), the dynamic loader's "
+            "work on the agent's remaining libraries, and the first worker's fork and exec; next step: a "
+            "perf and strace profile of this run's fixed part.")
 
 
 ANALYSIS = [("Launch of 8 workers", explain_launch), ("Store throughput", explain_store),

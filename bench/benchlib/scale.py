@@ -18,12 +18,13 @@ from .servers import Server
 
 CONNECTIONS_PER_AGENT = 1  # the rendezvous' connection, which the job channel shares (tagged)
 AGENTS_PER_PROCESS = 2000  # 8,000 connections: under any process's file limit here
+PROFILE_SIZE = 1000  # the size whose requests are counted, in one process
 FD_MARGIN = 100
 
 
 def measure(b):
-    """{"raw": {"scale": {"N": {...}}, "scale_spares": {...}}, "sizes", "budget_s", "hold_s",
-    "skipped", "fd_limit", "spares"}"""
+    """{"raw": {"scale": {"N": {...}}, "scale_spares": {...}, "scale_profile": {...}}, "sizes",
+    "budget_s", "hold_s", "skipped", "fd_limit", "spares", "profile"}"""
     log("rendezvous at scale (simulated agents)")
     sizes = [64, 256] if b.quick else [64, 256, 1000, 4000, 10000]
     budget_s = b.reps(30, 150)
@@ -45,9 +46,38 @@ def measure(b):
             skipped = {"after": n, "why": f"took {r['rdzv_s']:.1f} s, over {budget_s / 8:g} s "
                                           f"(the next size would exceed {budget_s:g} s if it grows "
                                           "quadratically)"}
+    counted = count_requests(b, PROFILE_SIZE, budget_s, fd_limit)
     spares = scale_spares.measure(b)
-    return {"raw": {"scale": out, "scale_spares": spares}, "sizes": sizes, "budget_s": budget_s,
-            "hold_s": hold_s, "skipped": skipped, "fd_limit": fd_limit, "spares": spares}
+    return {"raw": {"scale": out, "scale_spares": spares, "scale_profile": counted}, "sizes": sizes,
+            "budget_s": budget_s, "hold_s": hold_s, "skipped": skipped, "fd_limit": fd_limit,
+            "spares": spares, "profile": counted}
+
+
+def count_requests(b, n, budget_s, fd_limit):
+    """One more rendezvous of n agents in one process, counting the store requests of each agent
+    (`rendezvous_sim --count-requests 1`, request_tally.h): {"n", "requests": {kind: [count, first
+    ms, last ms]}, "rdzv_s"}, or None when it failed. Counting costs the simulation CPU, so this run
+    is not one of the timed sizes."""
+    srv = Server(b, "cpplaunch", extra=["--max-connections", str(fd_limit)])
+    try:
+        parts, argv = run_sims(b, srv, n, n, f"count{n}x{time.monotonic_ns()}", budget_s,
+                               lambda p: ["--channel", "0", "--count-requests", "1"])
+    finally:
+        srv.stop()
+    d = parts[0]
+    if not d.get("ok") or not d.get("requests"):
+        return None
+    return {"n": n, "requests": d["requests"], "rdzv_s": (d["last_holding_ns"] - d["last_join_ns"]) / 1e9,
+            "command": " ".join(str(a) for a in argv)}
+
+
+def requests_per_agent(profile):
+    """[(kind, requests per agent)] of a counted run, in the order the kinds began; None without one."""
+    if not profile or not profile.get("requests"):
+        return None
+    n = profile["n"]
+    kinds = sorted(profile["requests"].items(), key=lambda kv: kv[1][1])
+    return [(kind, v[0] / n) for kind, v in kinds]
 
 
 def too_big(r, n, sizes):

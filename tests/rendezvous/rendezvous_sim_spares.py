@@ -6,6 +6,8 @@ simulation's JSON and independently of its own verdict: both processes exit 0; t
 hold round 1 with restart count 1 at their own group ranks; exactly one spare holds it, at the
 group rank member 3 had (its position among the sorted node ids, as the first round ranks them);
 every time stamp of the replacement is ordered (kill, survivors told, every agent holding).
+Then the counted first rendezvous (--count-requests 1 without --lose), which the benchmark's
+report uses: 8 agents in one process, each arming its round with exactly one ARM request.
 
     rendezvous_sim_spares.py RENDEZVOUS_SIM CPPLAUNCH_STORE [--timeout-s 60]
 
@@ -97,6 +99,27 @@ def check(parts):
     return bad
 
 
+def counted(sim, store, timeout_s):
+    """The failed checks of a counted first rendezvous of 8 agents, as lines."""
+    server, port = start_store(store)
+    try:
+        proc = subprocess.run([sim, "--port", str(port), "--agents", "8", "--total", "8", "--run-id",
+                               f"counttest{time.monotonic_ns()}", "--count-requests", "1",
+                               "--timeout-s", str(timeout_s)],
+                              capture_output=True, text=True, timeout=3 * timeout_s)
+    finally:
+        server.terminate()
+        server.wait()
+    try:
+        d = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return [f"counted run: exit {proc.returncode}, {(proc.stdout + proc.stderr)[-300:]}"]
+    arms = {kind: v[0] for kind, v in d.get("requests", {}).items() if kind.startswith("ARM ")}
+    if not d.get("ok") or list(arms.values()) != [8]:
+        return [f"counted run: ok {d.get('ok')}, ARM requests {arms} (expected 8 of one kind)"]
+    return []
+
+
 def main(argv):
     parser = argparse.ArgumentParser(prog="rendezvous_sim_spares.py")
     parser.add_argument("sim")
@@ -111,7 +134,7 @@ def main(argv):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     parts = run(args.sim, args.store, args.timeout_s)
-    bad = check(parts)
+    bad = check(parts) + counted(args.sim, args.store, args.timeout_s)
     for line in bad:
         print("FAILED: " + line)
     if not bad:

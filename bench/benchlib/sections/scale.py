@@ -4,6 +4,7 @@ the figure, and the goals (10,000 agents under 2 s and linear; fan-out at 10,000
 hot spares (scale_spares.py), with their goal."""
 
 from . import scale_spares
+from ..scale import requests_per_agent
 from ..plots import plot_lines
 from ..running import rel
 from ..stats import fit_exponent, fmt
@@ -90,11 +91,32 @@ def build(b, data):
            "failure fan-out": [(int(n), single(r.get("fanout_s"))) for n, r in raw.items()]}
     sec["plots"] = [plot_lines(b, "scale", "Rendezvous of N simulated agents (one store)", "agents (N)",
                                "seconds", pts, logx=True, logy=True)]
+    counted = profile_text(data.get("profile"))
+    if counted:
+        sec["text"].append(counted)
+        sec["commands"].append(rel(data["profile"]["command"]))
     spares = data.get("spares")
     if spares:
         sec["notes"] = scale_spares.notes(spares)
         sec["commands"].append(rel(spares["runs"][str(spares["sizes"][-1])][0]["command"]))
     return sec, goals(raw, data) + (scale_spares.goals(spares) if spares else [])
+
+
+def profile_text(profile):
+    """Where an agent's store requests go, from the counted run; None without one."""
+    per = requests_per_agent(profile)
+    if not per:
+        return None
+    common = [(kind, c) for kind, c in per if c >= 0.5]
+    rare = sum(c for _, c in per if c < 0.5)
+    return (f"Where an agent's requests go: one more run of {profile['n']:,} agents in one process, with "
+            f"each agent's store requests counted (`--count-requests 1`; {fmt(profile.get('rdzv_s'), 3)} s, "
+            f"the counting included): {sum(c for _, c in per):.1f} requests per agent "
+            "besides the two handshake messages, in the order they began: " +
+            ", ".join(f"`{kind}` {c:.2f}" for kind, c in common) +
+            f", and {rare:.2f} of the admitting agent's batch writes. `APPEND` and `MULTI_SET` have no "
+            "reply; every other request is a round trip. `ARM` is the round's arming in one request "
+            "(docs/store_protocol.md), which took five before.")
 
 
 def single(v):
