@@ -222,11 +222,13 @@ class AgentLog(unittest.TestCase):
             self.assertIn("debug: rendezvous: join queue:", text)
 
     def test_levels_as_torchrun_reads_them_and_nothing_left_without_a_log_dir(self):
-        quiet = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"])
-        info = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"], LOGLEVEL="info")
-        debug = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"], LOGLEVEL="DEBUG")
-        chatty = self.launch(["--nproc-per-node=1", "--no-python", "/bin/true"],
-                             LOGLEVEL="chatty")
+        # --master-port=0: a free port, so that another job on the default 29500 (a test running
+        # beside this one) does not add its "port 29500 is busy" line to the quiet run.
+        argv = ["--nproc-per-node=1", "--master-port=0", "--no-python", "/bin/true"]
+        quiet = self.launch(argv)
+        info = self.launch(argv, LOGLEVEL="info")
+        debug = self.launch(argv, LOGLEVEL="DEBUG")
+        chatty = self.launch(argv, LOGLEVEL="chatty")
         for r in (quiet, info, debug, chatty):
             self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(quiet.stderr, "")

@@ -567,7 +567,9 @@ def case_spares(cpplaunch, cluster, report):
     check(sorted(int(r[0]) for r in lines) == [0, 1, 2, 3], f"ranks seen: {lines}\n{out}")
     check(all(r[1] == "4" for r in lines), f"not one world of 4: {lines}\n{out}")
     ran = {r[2] for r in lines}
-    check(len(ran) == 2 and "n1" in ran, f"workers ran on {sorted(ran)}, not n1 and one more\n{out}")
+    # The first two hosts to join run (docs/multi-host.md); n1, which hosts the store, may be the
+    # spare when the other two reach its store before its own agent joins.
+    check(len(ran) == 2, f"workers ran on {sorted(ran)}, not two nodes\n{out}")
     check(len({r[4] for r in lines}) == 1, f"replicas differ: {lines}\n{out}")
     spare = re.search(r"finished without needing (\S+) at \S+, which waited as a spare; exiting",
                       out)
