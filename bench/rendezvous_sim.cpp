@@ -8,6 +8,7 @@
 //                  [--count-requests 1]
 //   rendezvous_sim --backend etcd --endpoints H:P[,H:P...] --agents K --total N --run-id ID
 //                  [--first-index I] [--store-pid ETCD_PID] [--timeout-s T]
+//                  [--request-timeout-s R]
 //
 // This process simulates agents I .. I+K-1 of an N-agent job (--nnodes=N); Q processes share the
 // job. Every agent calls Next() at once; each reaches the store (listening on every address) at
@@ -164,6 +165,10 @@ EtcdSettings EtcdSettingsFor(const Options& o) {
   auto settings = EtcdSimSettings(
       o.endpoints, std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000)), &error);
   if (!settings) SimUsage(error);
+  if (o.request_timeout_s > 0) {
+    settings->client.request_timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(o.request_timeout_s * 1000));
+  }
   return *settings;
 }
 

@@ -43,6 +43,8 @@ SimOptions ParseSimOptions(int argc, char** argv) {
       o.backend = v;
     else if (a == "--endpoints")
       o.endpoints = v;
+    else if (a == "--request-timeout-s")
+      o.request_timeout_s = std::atof(v);
     else if (a == "--lose")
       o.lose = std::atoi(v);
     else if (a == "--spares")

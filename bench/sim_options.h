@@ -17,6 +17,9 @@ struct SimOptions {
   int fail = 0;  // 0: no failure; 1: this process's agent 0 ends the round; 2: another's does
   int store_pid = 0;
   double timeout_s = 120;
+  // --backend etcd: each etcd request's bound (ClientSettings::request_timeout); 0 keeps the
+  // agent's own (5 s, or the join timeout when shorter).
+  double request_timeout_s = 0;
   int keep_alive_ms = 5000;
   std::string backend = "c10d";  // or "etcd"
   std::string endpoints;         // etcd's, "h:p,h:p"

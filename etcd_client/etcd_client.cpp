@@ -4,6 +4,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdio>
+#include <random>
 
 #include "etcd_client/etcd_client_impl.h"
 #include "etcd_client/etcd_json.h"
@@ -16,7 +17,8 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
 // Pauses between rounds of the endpoint list, so that a cluster electing a leader is asked
-// again soon without being flooded.
+// again soon without being flooded. Each is drawn at random from its upper half, so that the
+// clients of many agents refused together do not come back together.
 constexpr auto kFirstPause = std::chrono::milliseconds(25);
 constexpr auto kLongestPause = std::chrono::milliseconds(400);
 constexpr size_t kMostIdle = 8;
@@ -138,17 +140,52 @@ Task<Client::Impl::Attempt> Client::Impl::TryOnce(size_t index, const std::strin
   co_return Attempt{answer.error, answer.status, std::move(answer.body)};
 }
 
+Clock::duration Client::Impl::Jitter(Clock::duration low, Clock::duration high) {
+  if (high <= low) return low;
+  std::uniform_int_distribution<Clock::rep> draw(0, (high - low).count());
+  return low + Clock::duration(draw(random));
+}
+
+Client::Impl::Pacing::Pacing(Impl& owner)
+    : impl(owner), attempt_timeout(owner.settings.attempt_timeout), pause(kFirstPause) {}
+
+Clock::time_point Client::Impl::Pacing::AttemptBy(Clock::time_point deadline) const {
+  // A lone member has no other to take over: sending it the request again would only queue
+  // it twice. Its attempt lasts the whole request (a broken connection still ends it at once).
+  if (impl.settings.endpoints.size() == 1) return deadline;
+  return std::min(deadline, Clock::now() + attempt_timeout);
+}
+
+void Client::Impl::Pacing::Failed(Clock::time_point attempt_by) {
+  unanswered = unanswered || Clock::now() >= attempt_by;
+}
+
+Clock::duration Client::Impl::Pacing::RoundPause() {
+  Clock::duration wait = impl.Jitter(pause / 2, pause);
+  pause = std::min<Clock::duration>(pause * 2, kLongestPause);
+  if (unanswered) {
+    // No member answered in time: they are busy (thousands of agents arriving at once), and the
+    // request they did not answer is still in their queue. Asking again at once, as briefly,
+    // would only add to it: the next round waits twice as long for an answer, after a pause of
+    // up to half the last wait, drawn at random.
+    wait = std::max(wait, impl.Jitter(Clock::duration::zero(), attempt_timeout / 2));
+    attempt_timeout *= 2;
+    unanswered = false;
+  }
+  return wait;
+}
+
 Task<std::string> Client::Impl::Call(std::string what, std::string path, std::string body) {
   ThrowIfClosed(what);
   const size_t count = settings.endpoints.size();
   const Clock::time_point started = Clock::now();
   const Clock::time_point deadline = started + settings.request_timeout;
   std::vector<std::string> failures(count);
-  auto pause = std::chrono::duration_cast<Clock::duration>(kFirstPause);
+  Pacing pacing(*this);
   size_t first = preferred;
   for (size_t attempt = 0;; ++attempt) {
     size_t index = (first + attempt) % count;
-    Clock::time_point attempt_by = std::min(deadline, Clock::now() + settings.attempt_timeout);
+    Clock::time_point attempt_by = pacing.AttemptBy(deadline);
     Attempt answer = co_await TryOnce(index, path, body, attempt_by);
     ThrowIfClosed(what);
     const std::string& member = settings.endpoints[index].ToString();
@@ -157,6 +194,7 @@ Task<std::string> Client::Impl::Call(std::string what, std::string path, std::st
       if (answer.status == 200) co_return std::move(answer.body);
       throw EtcdError(EtcdError::Kind::kRefused, Refusal(what, member, answer.body, answer.status));
     }
+    pacing.Failed(attempt_by);
     Clock::time_point now = Clock::now();
     // An attempt cut short by the request's deadline says less than an earlier one.
     if (failures[index].empty() || now < deadline) {
@@ -166,8 +204,7 @@ Task<std::string> Client::Impl::Call(std::string what, std::string path, std::st
     }
     if (now >= deadline) break;
     if ((attempt + 1) % count == 0) {
-      co_await Sleep(executor, std::min<Clock::duration>(pause, deadline - now));
-      pause = std::min<Clock::duration>(pause * 2, kLongestPause);
+      co_await Sleep(executor, std::min<Clock::duration>(pacing.RoundPause(), deadline - now));
       ThrowIfClosed(what);
     }
   }

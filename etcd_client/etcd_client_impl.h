@@ -8,6 +8,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,31 @@ struct Client::Impl {
   void Register(std::weak_ptr<Stoppable> stoppable);
   void Close();
   void ThrowIfClosed(const std::string& what) const;
+  // A random duration in [low, high]: retry pauses that spread the agents of a job apart.
+  Clock::duration Jitter(Clock::duration low, Clock::duration high);
+
+  // The waits of one request (or one watch's opening) across its rounds of the endpoint list:
+  // the bound of each attempt, and the pause after each round (etcd_client.cpp says why).
+  struct Pacing {
+    explicit Pacing(Impl& owner);
+    Clock::time_point AttemptBy(Clock::time_point deadline) const;
+    // After a failed attempt that was bounded by `attempt_by`.
+    void Failed(Clock::time_point attempt_by);
+    // At the end of a round of the list: how long to pause before the next.
+    Clock::duration RoundPause();
+
+    Impl& impl;
+    Clock::duration attempt_timeout;
+    Clock::duration pause;
+    bool unanswered = false;  // an attempt of this round ran out of time
+  };
 
   boost::asio::any_io_executor executor;
   ClientSettings settings;
   std::shared_ptr<TlsContext> tls;  // https only
   size_t preferred = 0;             // the endpoint that answered last
   bool closed = false;
+  std::minstd_rand random{std::random_device{}()};
 
  private:
   struct Attempt;

@@ -38,6 +38,10 @@ struct ClientSettings {
   // attempt. A member that holds a request longer is left for the next: one that does not
   // answer at all, or a cluster electing a new leader, which drops the writes it receives
   // meanwhile without answering them (etcd answers them only after its own timeout, ~7 s).
+  // After a round of the list in which an attempt ran out of time, the next round's attempts
+  // get twice as long, after a random pause of up to half the last bound: members that are
+  // merely busy are not sent the same request again at once by every agent. With a single
+  // endpoint an attempt lasts the whole request_timeout: there is no other member to try.
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(1)};
   std::chrono::milliseconds attempt_timeout{std::chrono::milliseconds(1500)};
 };

@@ -14,9 +14,6 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-constexpr auto kFirstPause = std::chrono::milliseconds(25);
-constexpr auto kLongestPause = std::chrono::milliseconds(400);
-
 }  // namespace
 
 struct Watch::State : Stoppable {
@@ -67,22 +64,22 @@ struct Watch::State : Stoppable {
     const Clock::time_point started = Clock::now();
     const Clock::time_point deadline = started + client->settings.request_timeout;
     std::vector<std::string> failures(Count());
-    auto pause = std::chrono::duration_cast<Clock::duration>(kFirstPause);
+    Client::Impl::Pacing pacing(*client);
     for (size_t attempt = 1; !stopped; ++attempt) {
-      std::string why =
-          co_await TryOpen(std::min(deadline, Clock::now() + client->settings.attempt_timeout));
+      const Clock::time_point attempt_by = pacing.AttemptBy(deadline);
+      std::string why = co_await TryOpen(attempt_by);
       if (stopped) co_return "";
       if (why.empty()) co_return "";
+      pacing.Failed(attempt_by);
       Clock::time_point now = Clock::now();
       // An attempt cut short by the deadline says less than an earlier one.
       if (failures[index].empty() || now < deadline) failures[index] = why;
       index = (index + 1) % Count();
       if (now >= deadline) break;
       if (attempt % Count() == 0) {
-        timer.expires_after(std::min<Clock::duration>(pause, deadline - now));
+        timer.expires_after(std::min<Clock::duration>(pacing.RoundPause(), deadline - now));
         boost::system::error_code ignored;
         co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-        pause = std::min<Clock::duration>(pause * 2, kLongestPause);
       }
     }
     if (stopped) co_return "";

@@ -4,11 +4,15 @@ bench/rendezvous_sim process (--backend etcd), against ONE etcd member on loopba
 (tests/etcd/etcd_cluster.py, data on /dev/shm), a fresh one per size. Sizes grow until one fails
 (its join timeout is the budget) or takes over half of it; why it stopped is the limit a single
 etcd here hits, read from the agents' first error, etcd's own metrics (/metrics) and its log.
+Sizes above AGENTS_PER_PROCESS run in several rendezvous_sim processes, each reaching the member
+at its own loopback address; the file descriptor limit is raised for etcd and them as far as the
+system allows (a root harness up to fs.nr_open), and a size it cannot hold is reported so.
 Returns data only."""
 
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -20,9 +24,15 @@ from .scale import vm_hwm_kb
 
 sys.path.insert(0, str(ROOT / "tests" / "etcd"))
 
-SIZES = [16, 64, 256, 1000]
+SIZES = [16, 64, 256, 1000, 4000, 10000]
 QUICK_SIZES = [16, 64]
 FDS_PER_AGENT = 4  # as rendezvous_sim counts: lease, watch and request connections
+ETCD_FDS_PER_AGENT = 3  # the same connections, etcd's end
+FD_MARGIN = 256
+# One process's agents reach etcd at one loopback address pair, whose ephemeral ports (28,232
+# here) must hold their connections: 2,500 agents' three each fit, 10,000's would not. Each
+# process connects to 127.0.0.<p+1>, on all of which the member listens.
+AGENTS_PER_PROCESS = 2500
 # etcd's counters kept per size (summed over their label sets).
 METRICS = {
     "requests": r'^grpc_server_handled_total\{[^}]*grpc_type="unary"[^}]*\} (\S+)',
@@ -36,6 +46,29 @@ METRICS = {
     "slow_applies": r'^etcd_server_slow_apply_total (\S+)',
     "leases_granted": r'^etcd_debugging_lease_granted_total (\S+)',
 }
+# Requests per kind: unary calls by method (handled), streams by method (started: Watch, and the
+# gateway's LeaseKeepAlive, one stream per keep-alive request).
+UNARY = r'^grpc_server_handled_total\{[^}]*grpc_method="(\w+)"[^}]*grpc_type="unary"[^}]*\} (\S+)'
+STREAMS = r'^grpc_server_started_total\{[^}]*grpc_method="(\w+)"[^}]*grpc_type="bidi_stream"[^}]*\} (\S+)'
+
+
+def raise_fd_limit(wanted):
+    """Raises this process's descriptor limit (soft and hard) towards `wanted`, for the etcd member
+    and the simulating processes it starts: past the hard limit only as root, never past
+    fs.nr_open. Returns the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        ceiling = int(open("/proc/sys/fs/nr_open").read())
+    except (OSError, ValueError):
+        ceiling = hard
+    target = min(max(wanted, soft), ceiling)
+    for limits in ((target, max(target, hard)), (min(target, hard), hard)):
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+            break
+        except (ValueError, OSError):
+            continue
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
 def measure(b):
@@ -55,11 +88,13 @@ def measure(b):
     budget_s = b.reps(30, 120)
     out, stopped = {}, None
     for n in sizes:
-        with EtcdCluster(members=1) as cluster:
+        with make_cluster(EtcdCluster, n) as cluster:
             r = run_size(b, cluster, n, budget_s)
         out[str(n)] = r
         r["diagnosis"] = diagnose(r)
-        if not r["ok"]:
+        if r.get("fd_limited"):
+            stopped = {"after": n, "why": r["errors"][0]}
+        elif not r["ok"]:
             stopped = {"after": n, "why": "failed: " + ("; ".join(r["errors"]) or "no error text")[:300]}
         elif r["rdzv_s"] > budget_s / 2:
             # The next size is about 4x larger: it could not finish within the join timeout.
@@ -71,16 +106,83 @@ def measure(b):
             "stopped": stopped}
 
 
-def run_size(b, cluster, n, budget_s):
+def plan(n):
+    """(processes, file descriptors needed by the largest process, by etcd)."""
+    processes = -(-n // AGENTS_PER_PROCESS)
+    per_process = -(-n // processes)
+    return processes, per_process * FDS_PER_AGENT + FD_MARGIN, n * ETCD_FDS_PER_AGENT + FD_MARGIN
+
+
+def make_cluster(EtcdCluster, n):
+    """A fresh one-member cluster (not started) listening at one loopback address per process."""
+    cluster = EtcdCluster(members=1)
+    processes, _, _ = plan(n)
+    port = cluster.client_ports[0]
+    if processes > 1:
+        cluster.extra_args += ["--listen-client-urls",
+                               ",".join(f"http://127.0.0.{p + 1}:{port}" for p in range(processes))]
+    return cluster
+
+
+def run_size(b, cluster, n, budget_s, extra=()):
     """One job of n simulated agents against the fresh member of `cluster`."""
     pid = cluster.pids[0]
-    log(f"  N={n}: one process, one etcd member (pid {pid})")
-    argv = [b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints", ",".join(cluster.endpoints),
-            "--agents", str(n), "--total", str(n), "--run-id", f"escale{n}x{time.monotonic_ns()}",
-            "--store-pid", str(pid), "--timeout-s", str(budget_s)]
+    processes, sim_fds, etcd_fds = plan(n)
+    limit = raise_fd_limit(max(sim_fds, etcd_fds))
+    log(f"  N={n}: {processes} process(es), one etcd member (pid {pid}), file descriptor limit {limit:,}")
+    r = {"n": n, "processes": processes, "fds_needed": etcd_fds, "fd_limit": limit}
+    if max(sim_fds, etcd_fds) > limit:
+        who = (f"the etcd member needs about {etcd_fds:,} file descriptors" if etcd_fds > limit else
+               f"each simulating process needs about {sim_fds:,} file descriptors")
+        r.update(ok=False, errors=[f"not run: for {n:,} agents {who}, over the limit {limit:,} "
+                                   "(raising it past the hard limit needs CAP_SYS_RESOURCE)"],
+                 etcd={}, etcd_log={}, etcd_peak_rss_mb=0, wall_s=0, fd_limited=True)
+        return r
+    port = cluster.client_ports[0]
+    run_id = f"escale{n}x{time.monotonic_ns()}"
     before = metrics(cluster)
     t0 = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=b.env)
+    procs = []
+    try:
+        for p in range(processes):
+            first = p * (-(-n // processes))
+            count = min(-(-n // processes), n - first)
+            endpoint = f"127.0.0.{p + 1}:{port}" if processes > 1 else ",".join(cluster.endpoints)
+            argv = [b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints", endpoint,
+                    "--agents", str(count), "--total", str(n), "--first-index", str(first),
+                    "--processes", str(processes), "--run-id", run_id,
+                    "--store-pid", str(pid), "--timeout-s", str(budget_s), *extra]
+            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, env=b.env))
+        parts = [collect(proc, budget_s) for proc in procs]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    wall_s = time.monotonic() - t0
+    after = metrics(cluster)
+    r.update({"ok": all(d.get("ok") for d in parts), "sim": parts[0], "parts": len(parts),
+              "command": " ".join(str(a) for a in procs[0].args),
+              "etcd_peak_rss_mb": (vm_hwm_kb(pid) or 0) / 1024,
+              "etcd": {k: after[k] - before.get(k, 0) if k not in ("open_fds", "max_fds", "watchers") else after[k]
+                       for k in after if not isinstance(after[k], dict)},
+              "etcd_kinds": {k: v - before.get("kinds", {}).get(k, 0) for k, v in after.get("kinds", {}).items()
+                             if v - before.get("kinds", {}).get(k, 0) > 0},
+              "etcd_log": log_findings(cluster.log(0)),
+              "errors": sorted({d["first_error"][:300] for d in parts if d.get("first_error")}),
+              "wall_s": wall_s})
+    if all("store_cpu_held_s" in d for d in parts):
+        r["etcd_cpu_s"] = max(d["store_cpu_held_s"] for d in parts) - min(d["store_cpu_start_s"] for d in parts)
+    if all("last_holding_ns" in d and d.get("failed") == 0 for d in parts):
+        r["rdzv_s"] = (max(d["last_holding_ns"] for d in parts) - max(d["last_join_ns"] for d in parts)) / 1e9
+        r["etcd_cpu_rdzv_s"] = r["etcd_cpu_s"]
+        r["sim_cpu_s"] = sum(d["sim_cpu_s"] for d in parts)
+        r["sim_rss_mb"] = max(d["sim_max_rss_kb"] for d in parts) / 1024
+    return r
+
+
+def collect(proc, budget_s):
     try:
         out, err = proc.communicate(timeout=2 * budget_s + 60)
     except subprocess.TimeoutExpired:
@@ -91,23 +193,7 @@ def run_size(b, cluster, n, budget_s):
     except json.JSONDecodeError:
         d = {"ok": False, "first_error": (out + err).strip()[-300:] or f"exit status {proc.returncode}"}
     d["exit_code"] = proc.returncode
-    wall_s = time.monotonic() - t0
-    after = metrics(cluster)
-    r = {"n": n, "ok": bool(d.get("ok")), "sim": d, "command": " ".join(argv),
-         "etcd_peak_rss_mb": (vm_hwm_kb(pid) or 0) / 1024,
-         "etcd": {k: after[k] - before.get(k, 0) if k not in ("open_fds", "max_fds", "watchers") else after[k]
-                  for k in after},
-         "etcd_log": log_findings(cluster.log(0)),
-         "errors": [d["first_error"][:300]] if d.get("first_error") else [],
-         "fds_needed": n * FDS_PER_AGENT, "wall_s": wall_s}
-    if "store_cpu_held_s" in d:
-        r["etcd_cpu_s"] = d["store_cpu_held_s"] - d["store_cpu_start_s"]
-    if "last_holding_ns" in d and d.get("failed") == 0:
-        r["rdzv_s"] = (d["last_holding_ns"] - d["last_join_ns"]) / 1e9
-        r["etcd_cpu_rdzv_s"] = d["store_cpu_held_s"] - d["store_cpu_start_s"]
-        r["sim_cpu_s"] = d["sim_cpu_s"]
-        r["sim_rss_mb"] = d["sim_max_rss_kb"] / 1024
-    return r
+    return d
 
 
 def metrics(cluster):
@@ -117,7 +203,13 @@ def metrics(cluster):
             text = answer.read().decode(errors="replace")
     except OSError:
         return {}
-    return {name: sum(float(v) for v in re.findall(pattern, text, re.M)) for name, pattern in METRICS.items()}
+    out = {name: sum(float(v) for v in re.findall(pattern, text, re.M)) for name, pattern in METRICS.items()}
+    kinds = {}
+    for pattern in (UNARY, STREAMS):
+        for method, value in re.findall(pattern, text, re.M):
+            kinds[method] = kinds.get(method, 0) + float(value)
+    out["kinds"] = kinds
+    return out
 
 
 def log_findings(text):
@@ -135,16 +227,19 @@ def log_findings(text):
 
 def diagnose(r):
     """What bound this size, in numbers: etcd's CPU against the machine's cores, the transactions
-    and watch events per agent (the contention on the one state key), file descriptors and
-    memory against their limits."""
+    and watch events per agent, the requests per agent by kind, file descriptors and memory
+    against their limits."""
     n, e = r["n"], r["etcd"]
     parts = []
     if r.get("etcd_cpu_s") is not None and r["wall_s"] > 0:
         parts.append(f"etcd used {r['etcd_cpu_s']:.1f} s of CPU in {r['wall_s']:.1f} s "
                      f"({r['etcd_cpu_s'] / r['wall_s']:.2f} of the machine's {os.cpu_count()} cores)")
     if e.get("txns") is not None:
-        parts.append(f"{e['txns'] / n:.0f} transactions and {e.get('watch_events', 0) / n:.0f} watch events "
+        parts.append(f"{e['txns'] / n:.1f} transactions and {e.get('watch_events', 0) / n:.1f} watch events "
                      "per agent")
+    kinds = ", ".join(f"{k} {v / n:.2f}" for k, v in sorted(r.get("etcd_kinds", {}).items()) if v / n >= 0.01)
+    if kinds:
+        parts.append(f"requests per agent: {kinds}")
     slow = r["etcd_log"].get("apply request took too long")
     if slow:
         parts.append(f"{slow:,} applies over 100 ms logged")
