@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import time
 
-from .config import TORCHRUN, TORCHRUN_DEFAULT_STD
+from .config import ROOT, TORCHRUN, TORCHRUN_DEFAULT_STD
 from .running import free_port, log, shell_join
 from .stats import stats
 

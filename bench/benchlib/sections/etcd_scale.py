@@ -49,8 +49,8 @@ def row(n, r):
 
 def limit_text(raw, data):
     ok = {int(n): r for n, r in raw.items() if r["ok"] and r.get("rdzv_s") is not None}
-    largest = max(ok) if ok else None
     stopped = data.get("stopped")
+    largest = max(ok) if ok else None
     if not stopped:
         return (f"**Limit:** none reached up to {largest:,} agents (the largest size of this run)."
                 if largest else "**Limit:** no size completed.")
@@ -85,8 +85,19 @@ def goals(raw, data):
         k = fit_exponent(pts)
         out.append(("etcd rendezvous growing no faster than linearly (N^k, k <= 1.2)",
                     f"k = {k:.2f} over {', '.join(f'{n:,}' for n, _ in pts)}", k <= 1.2))
-    largest = max(ok) if ok else None
     stopped = data.get("stopped")
+    for n, limit in ((1000, 3), (10000, 20)):
+        r = ok.get(n)
+        if r:
+            result = f"{r['rdzv_s']:.2f} s"
+        elif str(n) in raw:
+            result = "failed: " + ("; ".join(raw[str(n)].get("errors", [])) or "no error text")[:200]
+        else:
+            result = (f"not run: the run stopped after {stopped['after']:,} agents" if stopped
+                      else "not run")
+        out.append((f"etcd rendezvous of {n:,} agents under {limit} s (one member)", result,
+                    (r["rdzv_s"] < limit) if r else False))
+    largest = max(ok) if ok else None
     out.append(("etcd rendezvous measured up to the size one etcd member takes, the limit stated",
                 (f"{largest:,} agents in {ok[largest]['rdzv_s']:.2f} s; " if largest else "no size completed; ") +
                 (f"stopped after {stopped['after']:,}" if stopped else "no limit reached"),
