@@ -207,9 +207,10 @@ def explain_scale(raw, machine):
 
 def explain_etcd_scale(raw, machine):
     runs = {int(n): r for n, r in raw.get("etcd_scale", {}).items() if r.get("etcd", {}).get("txns")}
-    if len(runs) < 2:
+    completed = [m for m, r in runs.items() if r.get("ok")]
+    if len(runs) < 2 or not completed:
         return None
-    n = max(runs)
+    n = max(completed)  # a failed larger size's figures are its overload's, not an agent's cost
     e = runs[n]["etcd"]
     k = fit_exponent([(m, r["etcd"]["txns"]) for m, r in sorted(runs.items())])
     cores = (f" (it used {runs[n]['etcd_cpu_s'] / runs[n]['wall_s']:.2f} cores)"
