@@ -86,7 +86,7 @@ def section_md(sec, out, scratch):
 def reproduce_md(b, elapsed, out):
     this_run = f" (this run: {elapsed / 60:.1f} minutes)"
     return ["## Reproduce", "", "```", "scripts/setup --bench   # gnuplot-nox, hyperfine, time",
-            "scripts/bench           # full run, under 20 minutes; writes docs/benchmarks.md" +
+            "scripts/bench           # full run, about 30 minutes; writes docs/benchmarks.md" +
             ("" if b.quick else this_run),
             "scripts/bench --quick   # under 2 minutes; writes build-bench/benchmarks-quick.md" +
             (this_run if b.quick else ""),
