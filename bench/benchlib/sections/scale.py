@@ -114,7 +114,7 @@ def profile_text(profile):
             f"the counting included): {sum(c for _, c in per):.1f} requests per agent "
             "besides the two handshake messages, in the order they began: " +
             ", ".join(f"`{kind}` {c:.2f}" for kind, c in common) +
-            f", and {rare:.2f} of the admitting agent's batch writes. `APPEND` and `MULTI_SET` have no "
+            f", and {rare:.2f} of rarer ones (mostly the admitting agent's batch writes). `APPEND` and `MULTI_SET` have no "
             "reply; every other request is a round trip. `ARM` is the round's arming in one request "
             "(docs/store_protocol.md), which took five before.")
 
