@@ -13,14 +13,13 @@ import json
 import os
 import re
 import resource
-import subprocess
 import sys
 import time
 import urllib.request
 
 from .config import ROOT
 from .running import log
-from .scale import vm_hwm_kb
+from .scale import run_processes, vm_hwm_kb
 
 sys.path.insert(0, str(ROOT / "tests" / "etcd"))
 
@@ -142,28 +141,20 @@ def run_size(b, cluster, n, budget_s, extra=()):
     run_id = f"escale{n}x{time.monotonic_ns()}"
     before = metrics(cluster)
     t0 = time.monotonic()
-    procs = []
-    try:
-        for p in range(processes):
-            first = p * (-(-n // processes))
-            count = min(-(-n // processes), n - first)
-            endpoint = f"127.0.0.{p + 1}:{port}" if processes > 1 else ",".join(cluster.endpoints)
-            argv = [b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints", endpoint,
-                    "--agents", str(count), "--total", str(n), "--first-index", str(first),
-                    "--processes", str(processes), "--run-id", run_id,
-                    "--store-pid", str(pid), "--timeout-s", str(budget_s), *extra]
-            procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          text=True, env=b.env))
-        parts = [collect(proc, budget_s) for proc in procs]
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    per_process = -(-n // processes)
+    argvs = []
+    for p in range(processes):
+        first = p * per_process
+        endpoint = f"127.0.0.{p + 1}:{port}" if processes > 1 else ",".join(cluster.endpoints)
+        argvs.append([b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints", endpoint,
+                      "--agents", str(min(per_process, n - first)), "--total", str(n),
+                      "--first-index", str(first), "--processes", str(processes), "--run-id", run_id,
+                      "--store-pid", str(pid), "--timeout-s", str(budget_s), *extra])
+    parts, first_argv = run_processes(b, argvs, 2 * budget_s + 60)
     wall_s = time.monotonic() - t0
     after = metrics(cluster)
     r.update({"ok": all(d.get("ok") for d in parts), "sim": parts[0], "parts": len(parts),
-              "command": " ".join(str(a) for a in procs[0].args),
+              "command": " ".join(str(a) for a in first_argv),
               "etcd_peak_rss_mb": (vm_hwm_kb(pid) or 0) / 1024,
               "etcd": {k: after[k] - before.get(k, 0) if k not in ("open_fds", "max_fds", "watchers") else after[k]
                        for k in after if not isinstance(after[k], dict)},
@@ -180,20 +171,6 @@ def run_size(b, cluster, n, budget_s, extra=()):
         r["sim_cpu_s"] = sum(d["sim_cpu_s"] for d in parts)
         r["sim_rss_mb"] = max(d["sim_max_rss_kb"] for d in parts) / 1024
     return r
-
-
-def collect(proc, budget_s):
-    try:
-        out, err = proc.communicate(timeout=2 * budget_s + 60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-    try:
-        d = json.loads(out)
-    except json.JSONDecodeError:
-        d = {"ok": False, "first_error": (out + err).strip()[-300:] or f"exit status {proc.returncode}"}
-    d["exit_code"] = proc.returncode
-    return d
 
 
 def metrics(cluster):

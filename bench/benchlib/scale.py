@@ -125,18 +125,27 @@ def run_sims(b, srv, n, per_process, run_id, budget_s, extra):
     store `srv`; extra(p) gives process p's own arguments. Returns (each process's JSON, the
     first process's argv)."""
     processes = -(-n // per_process)
+    argvs = []
+    for p in range(processes):
+        first = p * per_process
+        count = min(per_process, n - first)
+        argvs.append([b.bin["rendezvous_sim"], "--port", str(srv.port), "--agents", str(count),
+                      "--total", str(n), "--first-index", str(first), "--processes", str(processes),
+                      "--run-id", run_id, *extra(p),
+                      "--store-pid", str(srv.proc.pid), "--timeout-s", str(budget_s)])
+    return run_processes(b, argvs, 3 * budget_s + 60)
+
+
+def run_processes(b, argvs, timeout_s):
+    """Starts one rendezvous_sim process per argv, all at once, and collects each one's JSON
+    object (waiting at most timeout_s for each); kills any left running. Returns (the objects, the
+    first argv). Shared by the c10d and the etcd simulations."""
     procs = []
     try:
-        for p in range(processes):
-            first = p * per_process
-            count = min(per_process, n - first)
-            argv = [b.bin["rendezvous_sim"], "--port", str(srv.port), "--agents", str(count),
-                    "--total", str(n), "--first-index", str(first), "--processes", str(processes),
-                    "--run-id", run_id, *extra(p),
-                    "--store-pid", str(srv.proc.pid), "--timeout-s", str(budget_s)]
+        for argv in argvs:
             procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                           text=True, env=b.env))
-        return [collect(p, budget_s) for p in procs], procs[0].args
+        return [collect(p, timeout_s) for p in procs], procs[0].args
     finally:
         for p in procs:
             if p.poll() is None:
@@ -144,16 +153,16 @@ def run_sims(b, srv, n, per_process, run_id, budget_s, extra):
                 p.wait()
 
 
-def collect(proc, budget_s):
+def collect(proc, timeout_s):
     try:
-        out, err = proc.communicate(timeout=3 * budget_s + 60)
+        out, err = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
     try:
         d = json.loads(out)
     except json.JSONDecodeError:
-        d = {"ok": False, "first_error": (out + err)[-300:]}
+        d = {"ok": False, "first_error": (out + err).strip()[-300:] or f"exit status {proc.returncode}"}
     d["exit_code"] = proc.returncode
     return d
 
