@@ -304,14 +304,14 @@ asio::awaitable<ArmOutcome> ArmRound(AsyncStoreClient& client, const std::string
   // (50 ms at least) and doubles while the wait goes on, up to kLongestTick.
   constexpr auto kShortestTick = std::chrono::milliseconds(50);
   constexpr auto kLongestTick = std::chrono::milliseconds(400);
-  const auto per_member = std::chrono::microseconds(100) * result.group_world_size();
-  auto tick = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(per_member),
-                         kShortestTick, kLongestTick);
+  const auto size = static_cast<int64_t>(result.group_world_size());
+  auto tick = std::clamp(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::microseconds(100) * size),
+      kShortestTick, kLongestTick);
   const std::string end = EndKey(run_id, round);
   const std::string count_key = rendezvous_keys::Round(run_id, round) + "armed_count";
   const std::string all_armed = rendezvous_keys::Round(run_id, round) + "all_armed";
   const std::string beat_key = rendezvous_keys::Heartbeat(run_id, result.self().node_id);
-  const auto size = static_cast<int64_t>(result.group_world_size());
   const AsyncStoreClient::Arming arming{
       end,       ConnectionClosedNotice(result.self(), group_rank).Encode(),
       beat_key,  ArmedKey(run_id, round, group_rank),
