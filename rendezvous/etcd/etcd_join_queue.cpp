@@ -5,10 +5,12 @@
 // over to the decide-join loop (etcd_rendezvous.cpp).
 
 #include <algorithm>
+#include <boost/asio/redirect_error.hpp>
 #include <charconv>
 #include <exception>
 #include <map>
 
+#include "base/asio_coroutine.h"
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/node_id.h"
 #include "rendezvous/core/seats.h"
@@ -129,9 +131,12 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
 
 Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletion(
     const JoinAnswer& answer, int64_t answer_revision, Clock::time_point deadline) {
-  // A participant: the round's completion, closing or last call moves the epoch key. Progress
-  // lines are read from the summary, not the whole state; when the last call expires, the
-  // admitting agent completes the round for everybody. Anything else hands over to the loop.
+  // A participant: the round's completion, closing or last call moves the epoch key, whose value
+  // is the summary as of that step: an epoch step costs the participant no read, and only the
+  // completion its assignment's. A wake-up the watch did not cause (a progress line, the last
+  // call's expiry) reads the summary key; when the last call expires, the admitting agent
+  // completes the round for everybody. Anything else hands over to the loop. At 4,000 agents
+  // these reads, every progress interval, were what starved etcd (two per agent, now one).
   Watch(link_->keys().Epoch(), answer_revision + 1);
   int64_t seen = answer_revision;
   int64_t last_call_ms = answer.last_call_deadline_ms;
@@ -140,32 +145,37 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
     const int64_t wake_at_ms = last_call_ms != 0 ? last_call_ms + 1 : 0;
     auto until = WakeTime(deadline, next_progress_, wake_at_ms, Clock::now(), WallMs());
     if (complete_seen) until = std::min(until, *complete_seen + kAssignmentWait);
-    co_await AwaitChange(seen, until);
-    seen = std::max(seen, latest_change_);
-    int64_t read_at = 0;
-    if (auto assignment = co_await ReadAssignment(answer.round, &read_at)) {
-      StopWatch();
-      co_return co_await Finish(*assignment);  // its nullopt hands over too
-    }
-    // Whatever moved the epoch key until then is in what is read now (the completion would
-    // have left this assignment): a watch that ended starts again from there, not from before.
-    seen = std::max(seen, read_at);
-    if (Clock::now() >= deadline) break;  // the loop leaves and says why
-    etcd::RangeResult range = co_await link_->client().Range(link_->keys().Summary());
+    const bool moved = co_await AwaitChange(seen, until);
     std::string error;
-    const auto summary =
-        range.kvs.empty() ? std::nullopt : DecodeSummary(range.kvs.front().value, &error);
+    std::optional<StateSummary> summary;
+    if (moved && latest_change_ > seen && latest_value_) {
+      summary = DecodeSummary(*latest_value_, &error);
+      seen = latest_change_;
+    } else {
+      etcd::RangeResult range = co_await link_->client().Range(link_->keys().Summary());
+      if (!range.kvs.empty()) summary = DecodeSummary(range.kvs.front().value, &error);
+      // Every epoch step until then is in this summary, but for the completion's own (written
+      // after the assignments): a watch that ended starts again from here, not from before.
+      if (summary && !summary->state.complete) seen = std::max(seen, range.revision);
+    }
     if (!summary || summary->state.round != answer.round || summary->state.closed) break;
-    if (summary->state.complete) {
-      // Its publisher is writing the assignments; if it died, the loop publishes them.
+    if (summary->state.complete || complete_seen) {
+      if (!complete_seen) co_await SpreadOut();
+      int64_t read_at = 0;
+      if (auto assignment = co_await ReadAssignment(answer.round, &read_at)) {
+        StopWatch();
+        co_return co_await Finish(*assignment);  // its nullopt hands over too
+      }
+      // The publisher is writing the assignments; if it died, the loop publishes them.
       if (!complete_seen) complete_seen = Clock::now();
       if (Clock::now() - *complete_seen >= kAssignmentWait) break;
-      continue;
     }
+    if (Clock::now() >= deadline) break;  // the loop leaves and says why
+    if (complete_seen) continue;
     last_call_ms = summary->state.last_call_deadline_ms;
     if (Clock::now() >= next_progress_) {
       ReportProgress(summary->state, deadline, summary->joined);
-      next_progress_ = Clock::now() + settings_.progress_interval;
+      next_progress_ = Clock::now() + ProgressPace();
     }
     if (last_call_ms != 0 && WallMs() >= last_call_ms) {
       co_await Admit();
@@ -176,6 +186,16 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
   }
   StopWatch();
   co_return std::nullopt;
+}
+
+Rendezvous::Task<void> EtcdRendezvous::SpreadOut() {
+  const auto spread = std::chrono::microseconds(kSpreadPerAgent) * settings_.max_nodes;
+  if (spread.count() == 0) co_return;
+  const auto offset =
+      std::hash<std::string>{}(settings_.self.node_id) % static_cast<size_t>(spread.count());
+  wake_.expires_after(std::chrono::microseconds(offset));
+  boost::system::error_code ignored;
+  co_await wake_.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
 }
 
 Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {

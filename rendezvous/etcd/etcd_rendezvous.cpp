@@ -57,7 +57,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
     if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
     RefreshSelf();
     JoinRequest me = JoinRequestFor(settings_, previous);
-    next_progress_ = Clock::now() + settings_.progress_interval;
+    next_progress_ = Clock::now() + ProgressPace();
     if (auto queued = co_await JoinThroughQueue(me, deadline)) co_return std::move(*queued);
     Snapshot snapshot = co_await Read();
     Watch(link_->keys().State(), snapshot.revision + 1);
@@ -328,7 +328,7 @@ Rendezvous::Task<void> EtcdRendezvous::WaitForNews(const Snapshot& snapshot,
       WakeTime(deadline, next_progress_, decision.wake_at_ms, Clock::now(), WallMs()));
   if (Clock::now() >= next_progress_) {
     ReportProgress(decision.next, deadline);
-    next_progress_ = Clock::now() + settings_.progress_interval;
+    next_progress_ = Clock::now() + ProgressPace();
   }
 }
 
@@ -341,6 +341,12 @@ Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
   } catch (const std::exception&) {
     // Leaving is a courtesy to the others; the timeout is what this host reports.
   }
+}
+
+EtcdRendezvous::Clock::duration EtcdRendezvous::ProgressPace() const {
+  const auto spread =
+      std::chrono::milliseconds(1000) * settings_.max_nodes / kProgressReadsPerSecond;
+  return std::max<Clock::duration>(settings_.progress_interval, spread);
 }
 
 void EtcdRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline,

@@ -119,6 +119,11 @@ class EtcdRendezvous : public Rendezvous {
   Task<void> AdmitQueued(Snapshot* snapshot, std::vector<etcd::KeyValue> joins);
   // Publishes every member's assignment of the complete `state`, then its epoch key.
   Task<void> PublishRound(const RendezvousState& state);
+  // Waits this agent's share of a herd's spread before it reads its completed round: every
+  // participant wakes at the one epoch step that publishes the assignments, and their thousands
+  // of reads at once queued in etcd past its request timeout (4,000 agents). An offset drawn
+  // from the node id (its random part) in [0, max_nodes x kSpreadPerAgent), one each.
+  Task<void> SpreadOut();
   // *read_at (when given): the store's revision the read saw.
   Task<std::optional<RoundAssignment>> ReadAssignment(int64_t round, int64_t* read_at = nullptr);
   // This agent's assignment in the complete `state`, published first when nobody did.
@@ -131,6 +136,11 @@ class EtcdRendezvous : public Rendezvous {
   void Watch(std::string key, int64_t from_revision);
   Task<bool> AwaitChange(int64_t seen, Clock::time_point until);
   void StopWatch();
+  // How often a waiting agent reads the round for a progress line: progress_interval, or longer
+  // in a job so large that every agent reading that often would load etcd with more than
+  // kProgressReadsPerSecond reads (4,000 agents read 800 times a second every 5 s, which with
+  // the keep-alives starved the admission).
+  Clock::duration ProgressPace() const;
   // `joined`: the participants in all when `state` is a summary; -1: its list's.
   void ReportProgress(const RendezvousState& state, Clock::time_point deadline, int joined = -1);
   RendezvousError Error(const std::string& what) const;
@@ -145,6 +155,8 @@ class EtcdRendezvous : public Rendezvous {
   // Joins per transaction: etcd refuses more than 128 operations in one (--max-txn-ops), and a
   // join costs two (its answer, its request's deletion) next to the state's three.
   static constexpr size_t kBatch = 60;
+  static constexpr int kProgressReadsPerSecond = 200;
+  static constexpr int kSpreadPerAgent = 500;  // microseconds
 
   RendezvousSettings settings_;
   std::shared_ptr<EtcdLink> link_;
