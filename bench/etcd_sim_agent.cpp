@@ -7,7 +7,7 @@
 
 namespace cpplaunch {
 
-std::optional<EtcdSettings> EtcdSimSettings(const std::string& endpoints,
+std::optional<EtcdSettings> EtcdSimSettings(const std::string& endpoints, int max_nodes,
                                             std::chrono::milliseconds join_timeout,
                                             std::string* error) {
   LaunchOptions options;
@@ -15,9 +15,10 @@ std::optional<EtcdSettings> EtcdSimSettings(const std::string& endpoints,
   auto settings = PlanEtcd(options, error);
   if (!settings) return std::nullopt;
   // As multi_host_plan's etcd side: torchrun's keep-alive defaults give the lease TTL, and one
-  // request never outlasts the join.
+  // request's bound grows with the job, within the join.
   settings->lease_ttl = EtcdLeaseTtl(std::chrono::seconds(5), 3);
-  settings->client.request_timeout = std::min(settings->client.request_timeout, join_timeout);
+  settings->client.request_timeout =
+      EtcdRequestTimeout(settings->client.request_timeout, max_nodes, join_timeout);
   return settings;
 }
 

@@ -17,9 +17,10 @@
 
 namespace cpplaunch {
 
-// The etcd settings of a job whose --rdzv-endpoint is `endpoints` ("h:p[,h:p...]"), for a join
-// of `join_timeout`; nullopt with *error (one line) when the endpoints are malformed.
-std::optional<EtcdSettings> EtcdSimSettings(const std::string& endpoints,
+// The etcd settings of a job of up to `max_nodes` agents whose --rdzv-endpoint is `endpoints`
+// ("h:p[,h:p...]"), for a join of `join_timeout`; nullopt with *error (one line) when the
+// endpoints are malformed.
+std::optional<EtcdSettings> EtcdSimSettings(const std::string& endpoints, int max_nodes,
                                             std::chrono::milliseconds join_timeout,
                                             std::string* error);
 

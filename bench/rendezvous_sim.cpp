@@ -162,8 +162,9 @@ JobChannel::Settings ChannelSettings(const Options& o, int index) {
 
 EtcdSettings EtcdSettingsFor(const Options& o) {
   std::string error;
-  auto settings = EtcdSimSettings(
-      o.endpoints, std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000)), &error);
+  auto settings =
+      EtcdSimSettings(o.endpoints, o.total,
+                      std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000)), &error);
   if (!settings) SimUsage(error);
   if (o.request_timeout_s > 0) {
     settings->client.request_timeout =

@@ -35,6 +35,11 @@ std::chrono::seconds EtcdLeaseTtl(std::chrono::milliseconds keep_alive_interval,
   return std::max(seconds, std::chrono::seconds(2));
 }
 
+std::chrono::milliseconds EtcdRequestTimeout(std::chrono::milliseconds base, int max_nodes,
+                                             std::chrono::milliseconds join_timeout) {
+  return std::min(std::max(base, kEtcdQueuePerAgent * std::max(max_nodes, 1)), join_timeout);
+}
+
 std::optional<EtcdSettings> PlanEtcd(const LaunchOptions& options, std::string* error) {
   EtcdSettings settings;
   if (!ReadEndpoints(options.rdzv_endpoint, &settings, error)) return std::nullopt;

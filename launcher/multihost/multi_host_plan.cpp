@@ -109,10 +109,8 @@ bool PlanEtcdSide(const LaunchOptions& o, MultiHostPlan* plan, std::string* erro
   if (o.rdzv.timings.timeout && !o.rdzv.timings.join_timeout) {
     plan->rendezvous.join_timeout = plan->rendezvous.timeout;
   }
-  // One request (all its endpoints) never outlasts the join: an unreachable cluster is reported
-  // within join_timeout.
   auto& request_timeout = plan->etcd_settings.client.request_timeout;
-  request_timeout = std::min(request_timeout, plan->rendezvous.join_timeout);
+  request_timeout = EtcdRequestTimeout(request_timeout, o.max_nodes, plan->rendezvous.join_timeout);
   return true;
 }
 

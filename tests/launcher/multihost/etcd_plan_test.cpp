@@ -89,6 +89,22 @@ TEST_CASE("the lease TTL is keep_alive_interval x keep_alive_max_attempt, at lea
   CHECK(EtcdLeaseTtl(milliseconds(1000), 0) == seconds(2));
 }
 
+TEST_CASE("an etcd request's bound grows with the job, within the join") {
+  CHECK(EtcdRequestTimeout(milliseconds(5000), 8, seconds(600)) == milliseconds(5000));
+  CHECK(EtcdRequestTimeout(milliseconds(5000), 1000, seconds(600)) == milliseconds(5000));
+  CHECK(EtcdRequestTimeout(milliseconds(5000), 4000, seconds(600)) == milliseconds(20000));
+  CHECK(EtcdRequestTimeout(milliseconds(5000), 10000, seconds(30)) == milliseconds(30000));
+  CHECK(EtcdRequestTimeout(milliseconds(5000), 8, seconds(2)) == milliseconds(2000));
+  std::string error;
+  auto plan = PlanMultiHost(
+      Options({"--rdzv-backend=etcd-v3", "--rdzv-endpoint=h", "--nnodes=2000:4000",
+               "--rdzv-conf=join_timeout=900"}),
+      "node-a", kIdParts, [](const std::string&) { return false; }, &error);
+  INFO(error);
+  REQUIRE(plan);
+  CHECK(plan->etcd_settings.client.request_timeout == milliseconds(20000));
+}
+
 TEST_CASE("an etcd plan: no agent store, torchrun's timeouts, the lease from the keep-alive keys") {
   std::string error;
   auto plan = PlanMultiHost(
