@@ -14,6 +14,7 @@
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/node_id.h"
 #include "rendezvous/core/seats.h"
+#include "rendezvous/etcd/etcd_assignment.h"
 #include "rendezvous/etcd/etcd_rendezvous.h"
 
 namespace cpplaunch {
@@ -332,68 +333,88 @@ Rendezvous::Task<void> EtcdRendezvous::PublishRound(const RendezvousState& state
   std::string nodes = link_->keys().Nodes();
   std::string end = etcd::PrefixEnd(nodes);
   etcd::RangeResult range = co_await link_->client().Range(std::move(nodes), std::move(end));
-  std::map<std::string, int> sizes;
-  for (const auto& kv : range.kvs) {
-    std::string error;
-    auto node = NodeInfo::Decode(kv.value, &error);
-    if (!node) throw Error("unreadable node record " + kv.key + ": " + error);
-    sizes[link_->keys().NodeIdOf(kv.key)] = node->local_world_size;
-  }
+  std::map<std::string, std::string> records;
+  for (auto& kv : range.kvs) records[link_->keys().NodeIdOf(kv.key)] = std::move(kv.value);
   // A member whose record is gone counts its last known size as 1: its peers find it missing
   // and end the round before anybody's workers start.
   std::vector<int> local_world_sizes;
-  for (const auto& id : GroupOrder(state)) {
-    auto found = sizes.find(id);
-    local_world_sizes.push_back(found == sizes.end() ? 1 : found->second);
+  const std::vector<std::string> order = GroupOrder(state);
+  for (const auto& id : order) {
+    auto found = records.find(id);
+    int size = 1;
+    if (found != records.end()) {
+      std::string error;
+      auto node = NodeInfo::Decode(found->second, &error);
+      if (!node) throw Error("unreadable node record of " + id + ": " + std::move(error));
+      size = node->local_world_size;
+    }
+    local_world_sizes.push_back(size);
   }
   const std::vector<RoundAssignment> assignments = AssignRound(state, local_world_sizes);
-  const std::vector<std::string> order = GroupOrder(state);
+  // Each value carries its peers' records (etcd_assignment.h): a transaction stays within
+  // kPutsPerTxn operations and about kBytesPerTxn, well under etcd's 1.5 MiB request limit once
+  // the gateway's base64 is added.
   constexpr size_t kPutsPerTxn = 120;
-  for (size_t first = 0; first < assignments.size(); first += kPutsPerTxn) {
-    std::vector<etcd::TxnOp> puts;
-    for (size_t i = first; i < std::min(assignments.size(), first + kPutsPerTxn); ++i) {
-      puts.push_back(
-          etcd::TxnOp::Put(link_->keys().Assign(state.round, order[i]), assignments[i].Encode()));
+  constexpr size_t kBytesPerTxn = size_t{512} * 1024;
+  std::vector<etcd::TxnOp> puts;
+  size_t bytes = 0;
+  for (size_t i = 0; i < assignments.size(); ++i) {
+    std::string value = EncodePublishedAssignment(assignments[i], range.revision, records);
+    bytes += value.size();
+    puts.push_back(etcd::TxnOp::Put(link_->keys().Assign(state.round, order[i]), std::move(value)));
+    if (puts.size() == kPutsPerTxn || bytes >= kBytesPerTxn || i + 1 == assignments.size()) {
+      co_await link_->client().Txn({}, std::move(puts), {});
+      puts.clear();
+      bytes = 0;
     }
-    co_await link_->client().Txn({}, std::move(puts), {});
   }
   co_await link_->client().Put(link_->keys().Epoch(), EncodeSummary(state));
 }
 
-Rendezvous::Task<std::optional<RoundAssignment>> EtcdRendezvous::ReadAssignment(int64_t round,
-                                                                                int64_t* read_at) {
+Rendezvous::Task<std::optional<PublishedAssignment>> EtcdRendezvous::ReadAssignment(
+    int64_t round, int64_t* read_at) {
   etcd::RangeResult range =
       co_await link_->client().Range(link_->keys().Assign(round, settings_.self.node_id));
   if (read_at != nullptr) *read_at = range.revision;
   if (range.kvs.empty()) co_return std::nullopt;
   std::string error;
-  auto assignment = RoundAssignment::Decode(range.kvs.front().value, &error);
-  if (!assignment)
+  auto published = DecodePublishedAssignment(range.kvs.front().value, &error);
+  if (!published)
     throw Error("unreadable assignment in round " + std::to_string(round) + ": " + error);
-  co_return assignment;
+  co_return published;
 }
 
-Rendezvous::Task<RoundAssignment> EtcdRendezvous::AssignmentIn(const RendezvousState& state) {
-  if (auto assignment = co_await ReadAssignment(state.round)) co_return *assignment;
+Rendezvous::Task<PublishedAssignment> EtcdRendezvous::AssignmentIn(const RendezvousState& state) {
+  if (auto published = co_await ReadAssignment(state.round)) co_return *published;
   co_await PublishRound(state);  // the agent that completed the round died before it did
-  if (auto assignment = co_await ReadAssignment(state.round)) co_return *assignment;
+  if (auto published = co_await ReadAssignment(state.round)) co_return *published;
   throw Error("round " + std::to_string(state.round) + " completed without this agent's place");
 }
 
 Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
-    const RoundAssignment& assignment) {
+    const PublishedAssignment& published) {
   StopWatch();
-  // One request for every peer's record, read at one revision: the round's channel watches for
-  // their departure from the next one on.
-  std::vector<etcd::TxnOp> reads;
-  for (const auto& [rank, id] : assignment.peers) {
-    reads.push_back(etcd::TxnOp::Range(link_->keys().Node(id)));
+  const RoundAssignment& assignment = published.assignment;
+  // The peers' records as the publisher read them, or, from a value without them, read now in one
+  // request at one revision: the round's channel watches for their departure from the next one.
+  std::map<std::string, std::string> records = published.records;
+  int64_t revision = published.records_revision;
+  if (revision == 0) {
+    std::vector<etcd::TxnOp> reads;
+    for (const auto& [rank, id] : assignment.peers) {
+      reads.push_back(etcd::TxnOp::Range(link_->keys().Node(id)));
+    }
+    etcd::TxnResult read = co_await link_->client().Txn({}, std::move(reads), {});
+    for (size_t i = 0; i < assignment.peers.size() && i < read.ranges.size(); ++i) {
+      if (read.ranges[i].kvs.empty()) continue;
+      records[assignment.peers[i].second] = std::move(read.ranges[i].kvs.front().value);
+    }
+    revision = read.revision;
   }
-  etcd::TxnResult read = co_await link_->client().Txn({}, std::move(reads), {});
   RendezvousResult result = ResultWithoutMembers(assignment);
-  for (size_t i = 0; i < assignment.peers.size(); ++i) {
-    const auto& [rank, id] = assignment.peers[i];
-    if (i >= read.ranges.size() || read.ranges[i].kvs.empty()) {
+  for (const auto& [rank, id] : assignment.peers) {
+    const auto found = records.find(id);
+    if (found == records.end()) {
       if (id == settings_.self.node_id) throw Error("this agent's etcd lease expired");
       RoundEnd notice;
       notice.kind = RoundEndKind::kPeerLost;
@@ -410,7 +431,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
       co_return std::nullopt;
     }
     std::string error;
-    auto node = NodeInfo::Decode(read.ranges[i].kvs.front().value, &error);
+    auto node = NodeInfo::Decode(found->second, &error);
     if (!node) throw Error("unreadable node record of " + id + ": " + std::move(error));
     result.members.push_back(RoundPeer{rank, std::move(*node), link_->keys().Node(id)});
   }
@@ -418,7 +439,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::Finish(
     throw Error("round " + std::to_string(result.round) + " gave this agent's place to " +
                 result.self().node_id);
   }
-  link_->round_revision = read.revision;
+  link_->round_revision = revision;
   result.master_addr = result.Member(0).node.addr;
   result.master_port = result.Member(0).node.worker_store_port;
   co_return result;

@@ -16,7 +16,8 @@
 //                                           kept-alive lease: its presence is the agent's life
 //   <prefix>/<run_id>/r<round>/end          the round's end (RoundEnd::Encode), created once
 //   <prefix>/<run_id>/r<round>/barrier/<rank>  exit-barrier arrivals
-//   <prefix>/<run_id>/r<round>/assign/<node id>  a member's assignment (round_assignment.h)
+//   <prefix>/<run_id>/r<round>/assign/<node id>  a member's assignment with its peers' records
+//                                           (etcd_assignment.h)
 
 #include <cstdint>
 #include <string>

@@ -23,10 +23,11 @@
 //     mismatch, a closed job, a running round to wait for, a newer round, a stuck admission):
 //     DecideJoin on the whole state, which it watches.
 // The write completing a round publishes every member's assignment (round_assignment.h) under
-// the member's own key, then the epoch key; each member reads its assignment and the records of
-// the few peers it names (itself, group rank 0, its heartbeat peers), and checks them alive.
-// A member whose record vanished ends the round before it starts; one that dies later is seen
-// by its ring predecessor's channel, which lists the same peers.
+// the member's own key, then the epoch key; each assignment carries the records of the few peers
+// it names (itself, group rank 0, its heartbeat peers) as the publisher read them
+// (etcd_assignment.h), so that a member starts its round on one read. A member whose record was
+// gone then ends the round before it starts; one that goes later is seen by the round's channel,
+// which watches the same records from the revision they were read at.
 //
 // The workers' store of a round is hosted by the agent of group rank 0 on the fresh port it
 // offered in its record: the result's master_addr/master_port name it.
@@ -43,6 +44,7 @@
 #include "rendezvous/core/rendezvous.h"
 #include "rendezvous/core/rendezvous_state.h"
 #include "rendezvous/core/round_assignment.h"
+#include "rendezvous/etcd/etcd_assignment.h"
 #include "rendezvous/etcd/etcd_link.h"
 
 namespace cpplaunch {
@@ -125,12 +127,13 @@ class EtcdRendezvous : public Rendezvous {
   // from the node id (its random part) in [0, max_nodes x kSpreadPerAgent), one each.
   Task<void> SpreadOut();
   // *read_at (when given): the store's revision the read saw.
-  Task<std::optional<RoundAssignment>> ReadAssignment(int64_t round, int64_t* read_at = nullptr);
+  Task<std::optional<PublishedAssignment>> ReadAssignment(int64_t round,
+                                                          int64_t* read_at = nullptr);
   // This agent's assignment in the complete `state`, published first when nobody did.
-  Task<RoundAssignment> AssignmentIn(const RendezvousState& state);
+  Task<PublishedAssignment> AssignmentIn(const RendezvousState& state);
   // The round's result, or nullopt when a peer's record vanished since the round completed (its
   // lease expired): the round is then ended for everybody and this agent joins the next.
-  Task<std::optional<RendezvousResult>> Finish(const RoundAssignment& assignment);
+  Task<std::optional<RendezvousResult>> Finish(const PublishedAssignment& published);
   // Watches `key` (one at a time) from `from_revision`; AwaitChange waits until it changed after
   // revision `seen` (true) or `until` (false).
   void Watch(std::string key, int64_t from_revision);
