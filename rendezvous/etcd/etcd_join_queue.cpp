@@ -5,12 +5,10 @@
 // over to the decide-join loop (etcd_rendezvous.cpp).
 
 #include <algorithm>
-#include <boost/asio/redirect_error.hpp>
 #include <charconv>
 #include <exception>
 #include <map>
 
-#include "base/asio_coroutine.h"
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/node_id.h"
 #include "rendezvous/core/seats.h"
@@ -190,13 +188,11 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
 }
 
 Rendezvous::Task<void> EtcdRendezvous::SpreadOut() {
-  const auto spread = std::chrono::microseconds(kSpreadPerAgent) * settings_.max_nodes;
-  if (spread.count() == 0) co_return;
+  const auto spread = kSpreadPerAgent * settings_.max_nodes;
+  if (spread.count() <= 0) co_return;
   const auto offset =
       std::hash<std::string>{}(settings_.self.node_id) % static_cast<size_t>(spread.count());
-  wake_.expires_after(std::chrono::microseconds(offset));
-  boost::system::error_code ignored;
-  co_await wake_.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ignored));
+  co_await SleepUntil(Clock::now() + std::chrono::microseconds(offset));
 }
 
 Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {

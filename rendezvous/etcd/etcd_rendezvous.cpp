@@ -134,9 +134,7 @@ Rendezvous::Task<void> EtcdRendezvous::Connect(Clock::time_point deadline) {
                          "); retrying for " + FormatSeconds(deadline - Clock::now()));
       next_line = Clock::now() + settings_.progress_interval;
     }
-    wake_.expires_after(kRetryPause);
-    boost::system::error_code ignored;
-    co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    co_await SleepUntil(Clock::now() + kRetryPause);
   }
   NodeInfo& self = settings_.self;
   if (self.addr.empty()) {
@@ -310,12 +308,14 @@ Rendezvous::Task<bool> EtcdRendezvous::AwaitChange(int64_t seen, Clock::time_poi
     Watch(watched_key_, seen + 1);
     co_return true;
   }
-  if (latest_change_ <= seen && Clock::now() < until) {
-    wake_.expires_at(until);
-    boost::system::error_code ignored;
-    co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-  }
+  if (latest_change_ <= seen && Clock::now() < until) co_await SleepUntil(until);
   co_return latest_change_ > seen;
+}
+
+Rendezvous::Task<void> EtcdRendezvous::SleepUntil(Clock::time_point until) {
+  wake_.expires_at(until);
+  boost::system::error_code ignored;  // cancelled: woken early, which the caller checks
+  co_await wake_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
 // Waits for a change of the state (the watch), the decision's wake-up time (last call) or the

@@ -124,7 +124,8 @@ class EtcdRendezvous : public Rendezvous {
   // Waits this agent's share of a herd's spread before it reads its completed round: every
   // participant wakes at the one epoch step that publishes the assignments, and their thousands
   // of reads at once queued in etcd past its request timeout (4,000 agents). An offset drawn
-  // from the node id (its random part) in [0, max_nodes x kSpreadPerAgent), one each.
+  // from the node id (its random part) in [0, max_nodes x kSpreadPerAgent), one each; a watch
+  // event meanwhile ends it early.
   Task<void> SpreadOut();
   // *read_at (when given): the store's revision the read saw.
   Task<std::optional<PublishedAssignment>> ReadAssignment(int64_t round,
@@ -139,6 +140,8 @@ class EtcdRendezvous : public Rendezvous {
   void Watch(std::string key, int64_t from_revision);
   Task<bool> AwaitChange(int64_t seen, Clock::time_point until);
   void StopWatch();
+  // Sleeps on wake_ until `until`, or until a watch event or Cancel() wakes it early.
+  Task<void> SleepUntil(Clock::time_point until);
   // How often a waiting agent reads the round for a progress line: progress_interval, or longer
   // in a job so large that every agent reading that often would load etcd with more than
   // kProgressReadsPerSecond reads (4,000 agents read 800 times a second every 5 s, which with
@@ -159,7 +162,7 @@ class EtcdRendezvous : public Rendezvous {
   // join costs two (its answer, its request's deletion) next to the state's three.
   static constexpr size_t kBatch = 60;
   static constexpr int kProgressReadsPerSecond = 200;
-  static constexpr int kSpreadPerAgent = 500;  // microseconds
+  static constexpr std::chrono::microseconds kSpreadPerAgent{500};
 
   RendezvousSettings settings_;
   std::shared_ptr<EtcdLink> link_;
