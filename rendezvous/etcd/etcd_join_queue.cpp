@@ -8,6 +8,7 @@
 #include <charconv>
 #include <exception>
 #include <map>
+#include <set>
 
 #include "rendezvous/core/join_steps.h"
 #include "rendezvous/core/node_id.h"
@@ -65,8 +66,11 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::JoinThroughQue
   }
   record_created_ = true;
   const int64_t put = enqueued.revision;
-  // The watch replays an answer given between the put and its start.
-  Watch(link_->keys().Answer(id), put + 1);
+  // The watch replays an answer given between the put and its start. It goes on after the
+  // answer, for the round's epoch steps and this agent's assignment (etcd_keys.h: inbox).
+  std::string inbox = link_->keys().Inbox(id);
+  std::string inbox_end = etcd::PrefixEnd(inbox);
+  Watch(std::move(inbox), std::move(inbox_end), put + 1);
   const bool held = !enqueued.ranges.empty() && !enqueued.ranges.front().kvs.empty();
   const auto answer = co_await AwaitAnswer(join.attempt, put, !held, deadline);
   if (settings_.trace) {
@@ -103,8 +107,9 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
         settings_.queue_timeout);
     if (co_await AwaitChange(seen, std::min(Clock::now() + slice, deadline))) {
       // The watch's event carries the answer; a watch that ended is read instead.
-      int64_t revision = latest_change_;
-      std::optional<std::string> value = latest_value_;
+      const WatchedChange* change = ChangeOf(key);
+      int64_t revision = change != nullptr ? change->revision : 0;
+      std::optional<std::string> value = change != nullptr ? change->value : std::nullopt;
       int64_t read_at = revision;
       if (revision <= seen) {
         etcd::RangeResult range = co_await link_->client().Range(key);
@@ -130,13 +135,13 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
 
 Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletion(
     const JoinAnswer& answer, int64_t answer_revision, Clock::time_point deadline) {
-  // A participant: the round's completion, closing or last call moves the epoch key, whose value
-  // is the summary as of that step: an epoch step costs the participant no read, and only the
-  // completion its assignment's. A wake-up the watch did not cause (a progress line, the last
-  // call's expiry) reads the summary key; when the last call expires, the admitting agent
-  // completes the round for everybody. Anything else hands over to the loop. At 4,000 agents
-  // these reads, every progress interval, were what starved etcd (two per agent, now one).
-  Watch(link_->keys().Epoch(), answer_revision + 1);
+  // A participant keeps watching its inbox (etcd_keys.h): an epoch step of its round (its last
+  // call armed, the job closed) comes as the summary as of the step, and the completion as this
+  // agent's assignment, so that neither costs it a request. A wake-up the watch did not
+  // cause (a progress line, the last call's expiry, a watch that ended) reads the summary key;
+  // when the last call expires, the admitting agent completes the round for everybody. Anything
+  // else hands over to the loop. At 4,000 agents the waiting agents' reads, every progress
+  // interval, were what starved etcd (two per agent, now one at the pace of ProgressPace).
   int64_t seen = answer_revision;
   int64_t last_call_ms = answer.last_call_deadline_ms;
   std::optional<Clock::time_point> complete_seen;
@@ -147,21 +152,32 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
     const bool moved = co_await AwaitChange(seen, until);
     std::string error;
     std::optional<StateSummary> summary;
-    if (moved && latest_change_ > seen && latest_value_) {
-      summary = DecodeSummary(*latest_value_, &error);
+    if (moved && latest_change_ > seen) {
       seen = latest_change_;
+      const std::string& id = settings_.self.node_id;
+      if (const WatchedChange* assigned = ChangeOf(link_->keys().Assignment(id));
+          assigned != nullptr && assigned->value) {
+        auto published = DecodePublishedAssignment(*assigned->value, &error);
+        if (!published) throw Error("unreadable assignment: " + error);
+        if (published->assignment.round == answer.round) {
+          StopWatch();
+          co_return co_await Finish(*published);  // its nullopt hands over too
+        }
+      }
+      const WatchedChange* step = ChangeOf(link_->keys().EpochStep(id));
+      // Nothing but this join's answer again: not news.
+      if (step == nullptr || !step->value) continue;
+      summary = DecodeSummary(*step->value, &error);
     } else {
       etcd::RangeResult range = co_await link_->client().Range(link_->keys().Summary());
       if (!range.kvs.empty()) summary = DecodeSummary(range.kvs.front().value, &error);
-      // Every epoch step until then is in this summary, but for the completion's own (written
-      // after the assignments): a watch that ended starts again from here, not from before.
+      // The completion's assignments are written after its state: a summary that is not complete
+      // yet comes before them, and a watch that ended starts again from here.
       if (summary && !summary->state.complete) seen = std::max(seen, range.revision);
     }
     if (!summary || summary->state.round != answer.round || summary->state.closed) break;
     if (summary->state.complete || complete_seen) {
-      if (!complete_seen) co_await SpreadOut();
-      int64_t read_at = 0;
-      if (auto assignment = co_await ReadAssignment(answer.round, &read_at)) {
+      if (auto assignment = co_await ReadAssignment(answer.round)) {
         StopWatch();
         co_return co_await Finish(*assignment);  // its nullopt hands over too
       }
@@ -178,21 +194,13 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
     }
     if (last_call_ms != 0 && WallMs() >= last_call_ms) {
       co_await Admit();
-      // Then woken by the completion (the epoch key) or, should the holder of the key die
+      // Then woken by the completion (its assignment) or, should the holder of the key die
       // before it completes the round, by the next progress line, which reads the summary again.
       last_call_ms = 0;
     }
   }
   StopWatch();
   co_return std::nullopt;
-}
-
-Rendezvous::Task<void> EtcdRendezvous::SpreadOut() {
-  const auto spread = kSpreadPerAgent * settings_.max_nodes;
-  if (spread.count() <= 0) co_return;
-  const auto offset =
-      std::hash<std::string>{}(settings_.self.node_id) % static_cast<size_t>(spread.count());
-  co_await SleepUntil(Clock::now() + std::chrono::microseconds(offset));
 }
 
 Rendezvous::Task<int64_t> EtcdRendezvous::Admit() {
@@ -347,36 +355,54 @@ Rendezvous::Task<void> EtcdRendezvous::PublishRound(const RendezvousState& state
     local_world_sizes.push_back(size);
   }
   const std::vector<RoundAssignment> assignments = AssignRound(state, local_world_sizes);
-  // Each value carries its peers' records (etcd_assignment.h): a transaction stays within
-  // kPutsPerTxn operations and about kBytesPerTxn, well under etcd's 1.5 MiB request limit once
-  // the gateway's base64 is added.
-  constexpr size_t kPutsPerTxn = 120;
-  constexpr size_t kBytesPerTxn = size_t{512} * 1024;
+  // Each value carries its peers' records (etcd_assignment.h) and goes to the member's inbox,
+  // which it watches (etcd_keys.h): a transaction stays within kPutsPerTxn operations and
+  // about kBytesPerTxn, well under etcd's 1.5 MiB request limit once the gateway's base64 is
+  // added.
   std::vector<etcd::TxnOp> puts;
   size_t bytes = 0;
   for (size_t i = 0; i < assignments.size(); ++i) {
     std::string value = EncodePublishedAssignment(assignments[i], range.revision, records);
     bytes += value.size();
-    puts.push_back(etcd::TxnOp::Put(link_->keys().Assign(state.round, order[i]), std::move(value)));
+    puts.push_back(etcd::TxnOp::Put(link_->keys().Assignment(order[i]), std::move(value)));
     if (puts.size() == kPutsPerTxn || bytes >= kBytesPerTxn || i + 1 == assignments.size()) {
       co_await link_->client().Txn({}, std::move(puts), {});
       puts.clear();
       bytes = 0;
     }
   }
-  co_await link_->client().Put(link_->keys().Epoch(), EncodeSummary(state));
 }
 
-Rendezvous::Task<std::optional<PublishedAssignment>> EtcdRendezvous::ReadAssignment(
-    int64_t round, int64_t* read_at) {
+Rendezvous::Task<void> EtcdRendezvous::AnnounceEpochStep(const RendezvousState& state,
+                                                         const std::vector<etcd::TxnOp>* extra) {
+  // The participants answered by the same write carry the step in their answers already.
+  std::set<std::string> answered;
+  if (extra != nullptr) {
+    for (const auto& op : *extra) answered.insert(op.key);
+  }
+  const std::string value = EncodeSummary(state);
+  std::vector<etcd::TxnOp> puts;
+  for (const auto& id : state.participants) {
+    if (answered.count(link_->keys().Answer(id)) != 0) continue;
+    puts.push_back(etcd::TxnOp::Put(link_->keys().EpochStep(id), value));
+    if (puts.size() == kPutsPerTxn) {
+      co_await link_->client().Txn({}, std::move(puts), {});
+      puts.clear();
+    }
+  }
+  if (!puts.empty()) co_await link_->client().Txn({}, std::move(puts), {});
+}
+
+Rendezvous::Task<std::optional<PublishedAssignment>> EtcdRendezvous::ReadAssignment(int64_t round) {
   etcd::RangeResult range =
-      co_await link_->client().Range(link_->keys().Assign(round, settings_.self.node_id));
-  if (read_at != nullptr) *read_at = range.revision;
+      co_await link_->client().Range(link_->keys().Assignment(settings_.self.node_id));
   if (range.kvs.empty()) co_return std::nullopt;
   std::string error;
   auto published = DecodePublishedAssignment(range.kvs.front().value, &error);
-  if (!published)
+  if (!published) {
     throw Error("unreadable assignment in round " + std::to_string(round) + ": " + error);
+  }
+  if (published->assignment.round != round) co_return std::nullopt;
   co_return published;
 }
 

@@ -9,13 +9,17 @@ EtcdKeys::EtcdKeys(std::string_view prefix, std::string_view run_id) {
 
 std::string EtcdKeys::State() const { return run_ + "state"; }
 std::string EtcdKeys::Summary() const { return run_ + "summary"; }
-std::string EtcdKeys::Epoch() const { return run_ + "epoch"; }
 std::string EtcdKeys::Joins() const { return run_ + "join/"; }
 std::string EtcdKeys::Join(std::string_view node_id) const {
   return Joins() + std::string(node_id);
 }
-std::string EtcdKeys::Answer(std::string_view node_id) const {
-  return run_ + "answer/" + std::string(node_id);
+std::string EtcdKeys::Inbox(std::string_view node_id) const {
+  return run_ + "inbox/" + std::string(node_id) + "/";
+}
+std::string EtcdKeys::Answer(std::string_view node_id) const { return Inbox(node_id) + "answer"; }
+std::string EtcdKeys::EpochStep(std::string_view node_id) const { return Inbox(node_id) + "epoch"; }
+std::string EtcdKeys::Assignment(std::string_view node_id) const {
+  return Inbox(node_id) + "assign";
 }
 std::string EtcdKeys::Admitter() const { return run_ + "admitter"; }
 std::string EtcdKeys::Nodes() const { return run_ + "node/"; }
@@ -29,10 +33,6 @@ std::string EtcdKeys::End(int64_t round) const { return Round(round) + "end"; }
 std::string EtcdKeys::Barrier(int64_t round) const { return Round(round) + "barrier/"; }
 std::string EtcdKeys::Arrival(int64_t round, int group_rank) const {
   return Barrier(round) + std::to_string(group_rank);
-}
-
-std::string EtcdKeys::Assign(int64_t round, std::string_view node_id) const {
-  return Round(round) + "assign/" + std::string(node_id);
 }
 
 std::string EtcdKeys::NodeIdOf(std::string_view key) const {

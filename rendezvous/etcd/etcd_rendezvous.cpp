@@ -60,7 +60,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
     next_progress_ = Clock::now() + ProgressPace();
     if (auto queued = co_await JoinThroughQueue(me, deadline)) co_return std::move(*queued);
     Snapshot snapshot = co_await Read();
-    Watch(link_->keys().State(), snapshot.revision + 1);
+    Watch(link_->keys().State(), "", snapshot.revision + 1);
     bool waited = false;  // this host waited for a place: a spare, when the job then finishes
     for (;;) {
       JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
@@ -177,16 +177,12 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
       snapshot->mod_revision == 0
           ? etcd::Compare::Absent(key)
           : etcd::Compare::ModRevision(key, etcd::Compare::Op::kEqual, snapshot->mod_revision)};
-  const std::string summary = EncodeSummary(next);
   std::vector<etcd::TxnOp> success{etcd::TxnOp::Put(key, next.Encode()),
-                                   etcd::TxnOp::Put(keys.Summary(), summary)};
+                                   etcd::TxnOp::Put(keys.Summary(), EncodeSummary(next))};
   const bool completes =
       next.complete && !next.closed &&
       (!snapshot->state || !snapshot->state->complete || snapshot->state->round != next.round);
-  // A completed round wakes its participants only once its assignments are there (PublishRound).
-  if (!completes && (!snapshot->state || snapshot->state->epoch != next.epoch)) {
-    success.push_back(etcd::TxnOp::Put(keys.Epoch(), summary));
-  }
+  const bool epoch_step = !completes && (!snapshot->state || snapshot->state->epoch != next.epoch);
   if (extra != nullptr) success.insert(success.end(), extra->begin(), extra->end());
   std::vector<etcd::TxnOp> failure{etcd::TxnOp::Range(key)};
   etcd::TxnResult result =
@@ -195,21 +191,23 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
   if (result.succeeded) {
     snapshot->state = next;
     snapshot->mod_revision = result.revision;
-    if (completes) co_await PublishRound(next);
-    co_return true;
+  } else {
+    snapshot->state.reset();
+    snapshot->mod_revision = 0;
+    if (!result.ranges.empty() && !result.ranges.front().kvs.empty()) {
+      std::string error;
+      snapshot->state = RendezvousState::Decode(result.ranges.front().kvs.front().value, &error);
+      if (!snapshot->state) throw Error("unreadable rendezvous state: " + error);
+      snapshot->mod_revision = result.ranges.front().kvs.front().mod_revision;
+    }
+    // The client sends a transaction again when etcd answered its first attempt too late: the
+    // state found is then this very write (every write bumps the version), done once.
+    if (snapshot->state != next) co_return false;
   }
-  snapshot->state.reset();
-  snapshot->mod_revision = 0;
-  if (!result.ranges.empty() && !result.ranges.front().kvs.empty()) {
-    std::string error;
-    snapshot->state = RendezvousState::Decode(result.ranges.front().kvs.front().value, &error);
-    if (!snapshot->state) throw Error("unreadable rendezvous state: " + error);
-    snapshot->mod_revision = result.ranges.front().kvs.front().mod_revision;
-  }
-  // The client sends a transaction again when etcd answered its first attempt too late: the
-  // state found is then this very write (every write bumps the version), done once.
-  if (snapshot->state != next) co_return false;
+  // The waiting participants hear of it in their inboxes (etcd_keys.h), after the state:
+  // should this agent die in between, their next progress line reads the summary.
   if (completes) co_await PublishRound(next);
+  if (epoch_step) co_await AnnounceEpochStep(next, extra);
   co_return true;
 }
 
@@ -271,22 +269,25 @@ Rendezvous::Task<void> EtcdRendezvous::RefuseMismatch(Snapshot* snapshot,
   throw RendezvousError(refusal.message);
 }
 
-void EtcdRendezvous::Watch(std::string key, int64_t from_revision) {
+void EtcdRendezvous::Watch(std::string key, std::string range_end, int64_t from_revision) {
   watch_.reset();
   watched_key_ = key;
+  watched_end_ = range_end;
   watch_ended_ = false;
   latest_change_ = 0;
-  latest_value_.reset();
+  changes_.clear();
   auto alive = alive_;
   watch_ = etcd::StartWatch(
-      link_->client(), std::move(key), "", from_revision,
+      link_->client(), std::move(key), std::move(range_end), from_revision,
       [this, alive](const std::vector<etcd::WatchEvent>& events) {
         if (!*alive) return;
         for (const auto& event : events) {
-          if (event.kv.mod_revision < latest_change_) continue;
-          latest_change_ = event.kv.mod_revision;
-          latest_value_.reset();
-          if (event.kind == etcd::WatchEvent::kPut) latest_value_ = event.kv.value;
+          WatchedChange& change = changes_[event.kv.key];
+          if (event.kv.mod_revision < change.revision) continue;
+          change.revision = event.kv.mod_revision;
+          change.value.reset();
+          if (event.kind == etcd::WatchEvent::kPut) change.value = event.kv.value;
+          latest_change_ = std::max(latest_change_, change.revision);
         }
         wake_.cancel();
       },
@@ -297,6 +298,11 @@ void EtcdRendezvous::Watch(std::string key, int64_t from_revision) {
       });
 }
 
+const EtcdRendezvous::WatchedChange* EtcdRendezvous::ChangeOf(const std::string& key) const {
+  const auto found = changes_.find(key);
+  return found == changes_.end() ? nullptr : &found->second;
+}
+
 void EtcdRendezvous::StopWatch() {
   watch_.reset();
   watch_ended_ = true;
@@ -305,7 +311,7 @@ void EtcdRendezvous::StopWatch() {
 Rendezvous::Task<bool> EtcdRendezvous::AwaitChange(int64_t seen, Clock::time_point until) {
   if (watch_ended_) {
     // What the ended watch may have missed is read by the caller next: watch from there on.
-    Watch(watched_key_, seen + 1);
+    Watch(watched_key_, watched_end_, seen + 1);
     co_return true;
   }
   if (latest_change_ <= seen && Clock::now() < until) co_await SleepUntil(until);

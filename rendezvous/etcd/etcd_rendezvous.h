@@ -16,24 +16,27 @@
 //     answer and deletes the requests it applied. Whoever holds the key, not the state's last
 //     writer, admits: a single holder at a time, and its lease expiring (it died or froze) frees
 //     the key for the next queued agent, which looks at it while it waits for its answer.
-//     An admitted participant then watches the small epoch key, not the state: it wakes when the
-//     round completes, is closed or its last call is armed; the admitter completes the round at
-//     the last call once for everybody;
+//     The agent watches its inbox (etcd_keys.h) from its join on, not the state: one watch per
+//     agent. An admitted participant hears there of its round's epoch steps (the job closed,
+//     its last call armed: their writer puts the summary into each participant's inbox) and of
+//     the round's completion (its assignment); the admitter completes the round at the last
+//     call once for everybody;
 //   - the decide-join loop (etcd_rendezvous.cpp) for whatever the queue left to decide (a
 //     mismatch, a closed job, a running round to wait for, a newer round, a stuck admission):
 //     DecideJoin on the whole state, which it watches.
-// The write completing a round publishes every member's assignment (round_assignment.h) under
-// the member's own key, then the epoch key; each assignment carries the records of the few peers
-// it names (itself, group rank 0, its heartbeat peers) as the publisher read them
-// (etcd_assignment.h), so that a member starts its round on one read. A member whose record was
-// gone then ends the round before it starts; one that goes later is seen by the round's channel,
-// which watches the same records from the revision they were read at.
+// The write completing a round publishes every member's assignment (round_assignment.h) in the
+// member's inbox (etcd_keys.h); each assignment carries the records of the few peers it names
+// (itself, group rank 0, its heartbeat peers) as the publisher read them (etcd_assignment.h), so
+// that a member starts its round on the watch event alone. A member whose record was gone then ends
+// the round before it starts; one that goes later is seen by the round's channel, which watches the
+// same records from the revision they were read at.
 //
 // The workers' store of a round is hosted by the agent of group rank 0 on the fresh port it
 // offered in its record: the result's master_addr/master_port name it.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,6 +75,10 @@ class EtcdRendezvous : public Rendezvous {
     int64_t revision = 0;      // the store's revision when read
   };
   using Clock = std::chrono::steady_clock;
+  struct WatchedChange {
+    int64_t revision = 0;
+    std::optional<std::string> value;  // nullopt: deleted
+  };
 
   Task<void> Connect(Clock::time_point deadline);
   void RefreshSelf();
@@ -119,25 +126,24 @@ class EtcdRendezvous : public Rendezvous {
   Task<void> AdmitUntilDrained();
   // Applies the queued joins `joins` (etcd records) in batches of at most kBatch.
   Task<void> AdmitQueued(Snapshot* snapshot, std::vector<etcd::KeyValue> joins);
-  // Publishes every member's assignment of the complete `state`, then its epoch key.
+  // Publishes every member's assignment of the complete `state`, each in the member's inbox.
   Task<void> PublishRound(const RendezvousState& state);
-  // Waits this agent's share of a herd's spread before it reads its completed round: every
-  // participant wakes at the one epoch step that publishes the assignments, and their thousands
-  // of reads at once queued in etcd past its request timeout (4,000 agents). An offset drawn
-  // from the node id (its random part) in [0, max_nodes x kSpreadPerAgent), one each; a watch
-  // event meanwhile ends it early.
-  Task<void> SpreadOut();
-  // *read_at (when given): the store's revision the read saw.
-  Task<std::optional<PublishedAssignment>> ReadAssignment(int64_t round,
-                                                          int64_t* read_at = nullptr);
+  // Puts the summary of `state`, an epoch step, into the inbox of each of its participants but
+  // those whose answers `extra` (the same write's operations) holds: those carry it already.
+  Task<void> AnnounceEpochStep(const RendezvousState& state, const std::vector<etcd::TxnOp>* extra);
+  // This agent's assignment in round `round`, from its inbox; nullopt when it holds none of that
+  // round.
+  Task<std::optional<PublishedAssignment>> ReadAssignment(int64_t round);
   // This agent's assignment in the complete `state`, published first when nobody did.
   Task<PublishedAssignment> AssignmentIn(const RendezvousState& state);
   // The round's result, or nullopt when a peer's record vanished since the round completed (its
   // lease expired): the round is then ended for everybody and this agent joins the next.
   Task<std::optional<RendezvousResult>> Finish(const PublishedAssignment& published);
-  // Watches `key` (one at a time) from `from_revision`; AwaitChange waits until it changed after
-  // revision `seen` (true) or `until` (false).
-  void Watch(std::string key, int64_t from_revision);
+  // Watches `key`, or the keys in [key, range_end), one watch at a time, from `from_revision`;
+  // AwaitChange waits until one changed after revision `seen` (true) or `until` (false).
+  void Watch(std::string key, std::string range_end, int64_t from_revision);
+  // The newest change the watch reported of `key`, or null.
+  const WatchedChange* ChangeOf(const std::string& key) const;
   Task<bool> AwaitChange(int64_t seen, Clock::time_point until);
   void StopWatch();
   // Sleeps on wake_ until `until`, or until a watch event or Cancel() wakes it early.
@@ -162,18 +168,22 @@ class EtcdRendezvous : public Rendezvous {
   // join costs two (its answer, its request's deletion) next to the state's three.
   static constexpr size_t kBatch = 60;
   static constexpr int kProgressReadsPerSecond = 200;
-  static constexpr std::chrono::microseconds kSpreadPerAgent{500};
+  // Puts per transaction of a write to many inboxes, and about the bytes: etcd refuses more
+  // than 128 operations and 1.5 MiB in one request, once the gateway's base64 is added.
+  static constexpr size_t kPutsPerTxn = 120;
+  static constexpr size_t kBytesPerTxn = size_t{512} * 1024;
 
   RendezvousSettings settings_;
   std::shared_ptr<EtcdLink> link_;
   bool connected_ = false;
   bool record_created_ = false;         // this agent's node record exists (the node id is its own)
-  std::unique_ptr<etcd::Watch> watch_;  // watched_key_, while Next() runs
+  std::unique_ptr<etcd::Watch> watch_;  // [watched_key_, watched_end_), while Next() runs
   std::string watched_key_;
+  std::string watched_end_;
   bool watch_ended_ = true;
-  int64_t latest_change_ = 0;  // the newest revision of watched_key_ the watch reported
-  std::optional<std::string> latest_value_;  // its value then (nullopt: deleted)
-  int64_t attempts_ = 0;                     // calls of Next(): numbers this agent's queued joins
+  int64_t latest_change_ = 0;  // the newest revision the watch reported, of any key
+  std::map<std::string, WatchedChange> changes_;  // by key, since the watch started
+  int64_t attempts_ = 0;  // calls of Next(): numbers this agent's queued joins
   boost::asio::steady_timer wake_;
   Clock::time_point next_progress_{};
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -20,11 +20,17 @@ TEST_CASE("etcd keys: the join queue's keys, each agent's apart from the state")
   EtcdKeys keys("/p", "j");
   CHECK(keys.Join("a_1") == "/p/j/join/a_1");
   CHECK(keys.Join("a_1").starts_with(keys.Joins()));
-  CHECK(keys.Answer("a_1") == "/p/j/answer/a_1");
-  CHECK(keys.Assign(2, "a_1") == "/p/j/r2/assign/a_1");
-  CHECK(keys.Assign(2, "a_1").starts_with(keys.Round(2)));
+  CHECK(keys.Answer("a_1") == "/p/j/inbox/a_1/answer");
+  CHECK(keys.EpochStep("a_1") == "/p/j/inbox/a_1/epoch");
+  CHECK(keys.Assignment("a_1") == "/p/j/inbox/a_1/assign");
+  // An agent watches its inbox's prefix: its three keys, and no other agent's, not even one whose
+  // id starts with its own.
+  for (const auto& key : {keys.Answer("a_1"), keys.EpochStep("a_1"), keys.Assignment("a_1")}) {
+    CHECK(key.starts_with(keys.Inbox("a_1")));
+    CHECK_FALSE(key.starts_with(keys.Inbox("a_")));
+  }
+  CHECK_FALSE(keys.Answer("a_12").starts_with(keys.Inbox("a_1")));
   // The watched keys are not prefixes of one another's: a watch of one never sees the other.
-  CHECK_FALSE(keys.Epoch().starts_with(keys.State()));
   CHECK_FALSE(keys.Summary().starts_with(keys.State()));
   CHECK(keys.Admitter() == "/p/j/admitter");
 }

@@ -13,8 +13,10 @@
 #include <optional>
 #include <set>
 
+#include "rendezvous/core/rendezvous_state.h"
 #include "rendezvous/core/round_assignment.h"
 #include "rendezvous/etcd/etcd_job_channel.h"
+#include "rendezvous/etcd/etcd_keys.h"
 #include "tests/etcd_client/etcd_test_cluster.h"
 
 namespace cpplaunch {
@@ -163,6 +165,68 @@ TEST_CASE("etcd rendezvous: MIN agents complete after the last call") {
   CHECK(std::chrono::steady_clock::now() - started >= milliseconds(300));
   CHECK(ra.group_world_size() == 2);
   CHECK(ra.group_rank + rb.group_rank == 1);
+}
+
+// The keys under the run's inboxes (etcd_keys.h), read with a client of its own.
+std::vector<etcd::KeyValue> Inboxes(boost::asio::io_context& io, const std::string& run) {
+  etcd::Client reader(io.get_executor(), Cluster().Settings());
+  const std::string prefix = EtcdKeys(kDefaultEtcdPrefix, run).Run() + "inbox/";
+  auto range = boost::asio::co_spawn(io, reader.Range(prefix, etcd::PrefixEnd(prefix)),
+                                     boost::asio::use_future);
+  return Get(io, range).kvs;
+}
+
+TEST_CASE("etcd rendezvous: a participant admitted earlier hears the last call in its inbox") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 0, 2, 3);
+  Agent b(io, run, 1, 2, 3);
+  auto ja = Join(io, a);
+  // a is admitted alone (below MIN, no last call yet) before b comes.
+  REQUIRE(RunUntil(
+      io, [&] { return !Inboxes(io, run).empty(); }, milliseconds(10000)));
+  auto jb = Join(io, b);
+  RendezvousResult ra = Get(io, ja);
+  RendezvousResult rb = Get(io, jb);
+  CHECK(ra.group_world_size() == 2);
+  const EtcdKeys keys(kDefaultEtcdPrefix, run);
+  std::optional<StateSummary> step_a;
+  bool step_b = false;
+  for (const auto& kv : Inboxes(io, run)) {
+    std::string error;
+    if (kv.key == keys.EpochStep(ra.self().node_id)) step_a = DecodeSummary(kv.value, &error);
+    if (kv.key == keys.EpochStep(rb.self().node_id)) step_b = true;
+  }
+  // The step that armed the last call went to a; b's answer in the same write carried it.
+  REQUIRE(step_a);
+  CHECK(step_a->state.last_call_deadline_ms != 0);
+  CHECK(step_a->joined == 2);
+  CHECK_FALSE(step_b);
+}
+
+TEST_CASE("etcd rendezvous: waiting participants hear at once that the job closed") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  Agent a(io, run, 0, 3, 3);
+  Agent b(io, run, 1, 3, 3);
+  auto ja = Join(io, a);
+  auto jb = Join(io, b);
+  REQUIRE(RunUntil(
+      io, [&] { return Inboxes(io, run).size() >= 2; }, milliseconds(10000)));
+  const auto started = std::chrono::steady_clock::now();
+  auto close =
+      boost::asio::co_spawn(io, b.rendezvous->Close("host1 failed"), boost::asio::use_future);
+  Get(io, close);
+  // Progress lines come every 60 s here: only the inbox can have told a this soon.
+  REQUIRE(RunUntil(
+      io, [&] { return ja.wait_for(milliseconds(0)) == std::future_status::ready; },
+      milliseconds(5000)));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
+  CHECK_THROWS_WITH(ja.get(), Catch::Contains("closed") && Catch::Contains("host1 failed"));
+  REQUIRE(RunUntil(
+      io, [&] { return jb.wait_for(milliseconds(0)) == std::future_status::ready; },
+      milliseconds(5000)));
+  CHECK_THROWS(jb.get());
 }
 
 TEST_CASE("etcd rendezvous: the admitter's lease expiring lets a queued agent take over") {
