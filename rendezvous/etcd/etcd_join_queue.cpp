@@ -94,17 +94,24 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
     int64_t attempt, int64_t from_revision, bool admit, Clock::time_point deadline) {
   const std::string key = link_->keys().Answer(settings_.self.node_id);
   // The admission may take a while for thousands of agents; only a summary that stands still
-  // for queue_timeout means its holder is stuck (a frozen holder loses its lease and the key).
+  // for stuck_after means its holder is stuck (a frozen holder loses its lease and the key).
   int64_t summary_seen = -1;
   auto moved_at = Clock::now();
   int64_t seen = from_revision;
   if (admit) co_await Admit();
+  // The admission may stand still as long as one of its requests may take (a request's bound
+  // grows with the job: etcd_plan.h): at 4,000 agents on one member a stall of 5 s (the default
+  // queue_timeout) sent every waiting agent to the decide-join loop at once, whose reads and
+  // writes of the whole state then sank the member.
+  const Clock::duration stuck_after =
+      std::max<Clock::duration>(settings_.queue_timeout, link_->settings().client.request_timeout);
+  // A dead holder's key lasts as long as its lease: looking more often than a third of it would
+  // only load etcd, and in a large job the agents look at most kProgressReadsPerSecond times a
+  // second in all (HerdPace).
+  const auto slice = std::min<Clock::duration>(
+      std::max<Clock::duration>({kAnswerWait, link_->settings().lease_ttl / 3, HerdPace()}),
+      stuck_after);
   for (;;) {
-    // A dead holder's key lasts as long as its lease: looking more often than a third of it
-    // would only load etcd.
-    const auto slice = std::min<Clock::duration>(
-        std::max<Clock::duration>(kAnswerWait, link_->settings().lease_ttl / 3),
-        settings_.queue_timeout);
     if (co_await AwaitChange(seen, std::min(Clock::now() + slice, deadline))) {
       // The watch's event carries the answer; a watch that ended is read instead.
       const WatchedChange* change = ChangeOf(key);
@@ -129,7 +136,7 @@ Rendezvous::Task<std::optional<std::pair<JoinAnswer, int64_t>>> EtcdRendezvous::
     const int64_t summary = co_await Admit();  // the holder may have died: its key is gone then
     if (summary != summary_seen) moved_at = Clock::now();
     summary_seen = summary;
-    if (Clock::now() - moved_at >= settings_.queue_timeout) co_return std::nullopt;
+    if (Clock::now() - moved_at >= stuck_after) co_return std::nullopt;
   }
 }
 

@@ -349,10 +349,12 @@ Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {
   }
 }
 
+EtcdRendezvous::Clock::duration EtcdRendezvous::HerdPace() const {
+  return std::chrono::milliseconds(1000) * settings_.max_nodes / kProgressReadsPerSecond;
+}
+
 EtcdRendezvous::Clock::duration EtcdRendezvous::ProgressPace() const {
-  const auto spread =
-      std::chrono::milliseconds(1000) * settings_.max_nodes / kProgressReadsPerSecond;
-  return std::max<Clock::duration>(settings_.progress_interval, spread);
+  return std::max<Clock::duration>(settings_.progress_interval, HerdPace());
 }
 
 void EtcdRendezvous::ReportProgress(const RendezvousState& state, Clock::time_point deadline,

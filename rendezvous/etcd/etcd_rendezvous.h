@@ -109,7 +109,7 @@ class EtcdRendezvous : public Rendezvous {
   Task<std::optional<RendezvousResult>> JoinThroughQueue(const JoinRequest& me,
                                                          Clock::time_point deadline);
   // This queued join's answer and the revision it was read at (nullopt: none came before the
-  // deadline, or the admission stood still for queue_timeout).
+  // deadline, or the admission stood still for queue_timeout or a request's bound, the longer).
   // `admit`: the admitter key was free when the request was queued: try it first.
   Task<std::optional<std::pair<JoinAnswer, int64_t>>> AwaitAnswer(int64_t attempt,
                                                                   int64_t from_revision, bool admit,
@@ -153,13 +153,16 @@ class EtcdRendezvous : public Rendezvous {
   // kProgressReadsPerSecond reads (4,000 agents read 800 times a second every 5 s, which with
   // the keep-alives starved the admission).
   Clock::duration ProgressPace() const;
+  // The interval at which max_nodes agents doing one request each load etcd with
+  // kProgressReadsPerSecond requests a second (20 s at 4,000).
+  Clock::duration HerdPace() const;
   // `joined`: the participants in all when `state` is a summary; -1: its list's.
   void ReportProgress(const RendezvousState& state, Clock::time_point deadline, int joined = -1);
   RendezvousError Error(const std::string& what) const;
 
   // A queued join waits this long for its answer before it looks at the admitter key again, or
-  // a third of the lease TTL when that is longer (a dead holder's key lasts as long as its
-  // lease), but never longer than queue_timeout.
+  // a third of the lease TTL or HerdPace when longer, but never longer than the admission may
+  // stand still (queue_timeout, or a request's bound when longer).
   static constexpr std::chrono::milliseconds kAnswerWait{2000};
   // A participant that finds its round complete waits this long for its assignment before it
   // hands over to the decide-join loop (which publishes them: their publisher died).
