@@ -7,6 +7,8 @@ etcd here hits, read from the agents' first error, etcd's own metrics (/metrics)
 Sizes above AGENTS_PER_PROCESS run in several rendezvous_sim processes, each reaching the member
 at its own loopback address; the file descriptor limit is raised for etcd and them as far as the
 system allows (a root harness up to fs.nr_open), and a size it cannot hold is reported so.
+Then MEMBER_SIZES that one member completed run again on a cluster of MEMBERS members, the agents
+spread evenly over them (one simulating process per member): what more members change here.
 Returns data only."""
 
 import json
@@ -26,12 +28,15 @@ sys.path.insert(0, str(ROOT / "tests" / "etcd"))
 SIZES = [16, 64, 256, 1000, 4000, 10000]
 QUICK_SIZES = [16, 64]
 FDS_PER_AGENT = 4  # as rendezvous_sim counts: lease, watch and request connections
-ETCD_FDS_PER_AGENT = 3  # the same connections, etcd's end
+# etcd's end: an agent's watch and its request connection (8,019 open at 4,000 agents).
+ETCD_FDS_PER_AGENT = 2
 FD_MARGIN = 256
 # One process's agents reach etcd at one loopback address pair, whose ephemeral ports (28,232
 # here) must hold their connections: 2,500 agents' three each fit, 10,000's would not. Each
 # process connects to 127.0.0.<p+1>, on all of which the member listens.
 AGENTS_PER_PROCESS = 2500
+MEMBERS = 3
+MEMBER_SIZES = [1000, 4000]
 # etcd's counters kept per size (summed over their label sets).
 METRICS = {
     "requests": r'^grpc_server_handled_total\{[^}]*grpc_type="unary"[^}]*\} (\S+)',
@@ -101,8 +106,55 @@ def measure(b):
                                           "timeout (the next size, about 4x larger, cannot finish in it)"}
         if stopped:
             break
-    return {"status": "ran", "raw": {"etcd_scale": out}, "sizes": sizes, "budget_s": budget_s,
-            "stopped": stopped}
+    members = {}
+    if not b.quick:
+        for n in MEMBER_SIZES:
+            if out.get(str(n), {}).get("ok"):
+                members[str(n)] = run_members(b, EtcdCluster, n, budget_s)
+    return {"status": "ran", "raw": {"etcd_scale": out, "etcd_scale_members": members}, "sizes": sizes,
+            "budget_s": budget_s, "stopped": stopped}
+
+
+def cpu_s(pid):
+    """The CPU time (user + system) process `pid` used so far, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_members(b, EtcdCluster, n, budget_s):
+    """One job of n simulated agents against a fresh cluster of MEMBERS members, a simulating
+    process per member reaching only it (a real job's agents would pick their first endpoint
+    at random)."""
+    log(f"  N={n}: {MEMBERS} members, {MEMBERS} processes")
+    raise_fd_limit(-(-n // MEMBERS) * FDS_PER_AGENT + FD_MARGIN)
+    with EtcdCluster(members=MEMBERS) as cluster:
+        pids = cluster.pids
+        run_id = f"emembers{n}x{time.monotonic_ns()}"
+        per_process = -(-n // MEMBERS)
+        argvs = []
+        for p in range(MEMBERS):
+            first = p * per_process
+            argvs.append([b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints",
+                          f"127.0.0.1:{cluster.client_ports[p]}", "--agents", str(min(per_process, n - first)),
+                          "--total", str(n), "--first-index", str(first), "--processes", str(MEMBERS),
+                          "--run-id", run_id, "--store-pid", str(pids[p]), "--timeout-s", str(budget_s)])
+        before = [cpu_s(pid) for pid in pids]
+        t0 = time.monotonic()
+        parts, first_argv = run_processes(b, argvs, 2 * budget_s + 60)
+        wall_s = time.monotonic() - t0
+        used = [cpu_s(pid) - was for pid, was in zip(pids, before)]
+    # As for one member: each process measures its member's CPU from its agents' start to all
+    # holding the round.
+    window = [d["store_cpu_held_s"] - d["store_cpu_start_s"] for d in parts
+              if "store_cpu_held_s" in d and "store_cpu_start_s" in d]
+    r = {"n": n, "members": MEMBERS, "ok": all(d.get("ok") for d in parts), "wall_s": wall_s,
+         "etcd_cpu_s": sum(window) if len(window) == MEMBERS else None, "cpu_per_member_s": window,
+         "etcd_cpu_run_s": sum(used),
+         "errors": sorted({d["first_error"][:300] for d in parts if d.get("first_error")}),
+         "command": " ".join(str(a) for a in first_argv)}
+    if all("last_holding_ns" in d and d.get("failed") == 0 for d in parts):
+        r["rdzv_s"] = (max(d["last_holding_ns"] for d in parts) - max(d["last_join_ns"] for d in parts)) / 1e9
+    return r
 
 
 def plan(n):

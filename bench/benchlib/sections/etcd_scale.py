@@ -21,8 +21,8 @@ def intro(data):
         "member on loopback (`tests/etcd/etcd_cluster.py`, data on /dev/shm, a fresh member per size): "
         "`--nnodes=N`, all agents call `Next()` at once. Each agent puts its join request under its own key, "
         "the agent holding the admitter key applies the queued requests in batches (one transaction each), "
-        "waiting participants watch a small epoch key, and each member reads its own assignment and its few "
-        "peers' records. etcd's figures come from its `/proc` entry (CPU, VmHWM), its "
+        "and each agent watches only its own inbox: its answer, its round's epoch steps and, at the "
+        "completion, its assignment with its few peers' records (one watch per agent, no read). etcd's figures come from its `/proc` entry (CPU, VmHWM), its "
         "`/metrics` (request and watch-event counts, differences over the size's run) and its log.",
         f"Sizes grow ({', '.join(f'{n:,}' for n in data['sizes'])}) until one fails (the agents' join "
         f"timeout is {data.get('budget_s', 0):g} s) or takes over half of it; where they stopped, and why, "
@@ -45,6 +45,37 @@ def row(n, r):
             "; ".join(f"{k} ×{v}" for k, v in sorted(warnings.items(), key=lambda kv: -kv[1])
                       if k != "simple token is not cryptographically signed")[:200] or "none",
             "yes" if r["ok"] else "no: " + "; ".join(r["errors"])[:200]]
+
+
+MEMBERS_HEADER = ["agents N", "members", "last join → all holding the round, s",
+                  "etcd CPU during the rendezvous, s (per member)", "the same on one member, s and CPU s", "ok"]
+
+
+def members_row(n, r, one):
+    cpu = r.get("etcd_cpu_s")
+    return [f"{int(n):,}", str(r["members"]), fmt(r.get("rdzv_s"), 3),
+            (fmt(cpu, 2) + f" ({1000 * cpu / int(n):.1f} ms per agent; " +
+             ", ".join(f"{c:.2f}" for c in r.get("cpu_per_member_s", [])) + ")") if cpu else "n/a",
+            f"{fmt(one.get('rdzv_s'), 3)}, {fmt(one.get('etcd_cpu_rdzv_s'), 2)}",
+            "yes" if r["ok"] else "no: " + "; ".join(r["errors"])[:200]]
+
+
+def members_text(members, raw):
+    if not members:
+        return None
+    parts = []
+    for n, r in members.items():
+        one = raw.get(n, {})
+        if r.get("rdzv_s") and one.get("rdzv_s") and r.get("etcd_cpu_s") and one.get("etcd_cpu_rdzv_s"):
+            parts.append(f"at {int(n):,} agents {r['rdzv_s']:.2f} s against {one['rdzv_s']:.2f} s, etcd's CPU "
+                         f"{r['etcd_cpu_s'] / one['etcd_cpu_rdzv_s']:.2f} times one member's")
+        elif not r["ok"]:
+            parts.append(f"at {int(n):,} agents the run failed")
+    return (f"**What {next(iter(members.values()))['members']} members change here:** the same job with its "
+            "agents spread evenly over the members (each simulating process reaches one): " +
+            "; ".join(parts) + ". Each member holds a third of the connections and answers a third of the "
+            "reads and watches, but every write is replicated and applied by every member, and the "
+            "members share the same 2 cores with the simulated agents.")
 
 
 def limit_text(raw, data):
@@ -71,10 +102,9 @@ def growth_text(raw):
     return (f" etcd's transactions grow as N^{fit_exponent(pts['txns']):.2f} and its watch events as "
             f"N^{fit_exponent(pts['watch_events']):.2f}: each agent costs etcd about the same requests "
             "whatever N, and one member answers them one core's worth at a time. Each goes through etcd's "
-            "HTTP/JSON gateway (about half of etcd's CPU at 1,000 agents, by perf), and each of an agent's "
-            "two watches holds a connection of its own; past what the member answers within a request's "
-            "5 s, the agents' keep-alives (every 5 s each) and their checks on a silent admitter add to "
-            "its queue.")
+            "HTTP/JSON gateway (about half of etcd's CPU at 1,000 agents, by perf), and an agent's watch "
+            "and its requests hold a connection each; the longer the round, the more the agents' "
+            "keep-alives (every 5 s each) and their checks on a silent admitter add to its queue.")
 
 
 def goals(raw, data):
@@ -106,7 +136,7 @@ def goals(raw, data):
 
 
 def build(b, data):
-    sec = {"title": "8b. The etcd rendezvous at scale (simulated agents, one etcd member)", "id": "etcd_scale",
+    sec = {"title": "8b. The etcd rendezvous at scale (simulated agents, one etcd member, then three)", "id": "etcd_scale",
            "text": intro(data)}
     if data["status"] != "ran":
         why = data.get("why", "`rendezvous_sim` was not built in this run")
@@ -116,6 +146,10 @@ def build(b, data):
     raw = data["raw"]["etcd_scale"]
     sec["tables"] = [(HEADER, [row(n, r) for n, r in raw.items()])]
     sec["text"].append(limit_text(raw, data))
+    members = data["raw"].get("etcd_scale_members") or {}
+    if members:
+        sec["tables"].append((MEMBERS_HEADER, [members_row(n, r, raw.get(n, {})) for n, r in members.items()]))
+        sec["text"].append(members_text(members, raw))
     sec["commands"] = ["scripts/bench --only etcd_scale"] + [rel(r["command"]) for r in list(raw.values())[:1]]
     pts = {"etcd: last join → all holding": [(int(n), single(r.get("rdzv_s"))) for n, r in raw.items()],
            "etcd member's CPU": [(int(n), single(r.get("etcd_cpu_rdzv_s"))) for n, r in raw.items()]}
