@@ -164,9 +164,7 @@ Rendezvous::Task<std::optional<RendezvousResult>> EtcdRendezvous::AwaitCompletio
       const std::string& id = settings_.self.node_id;
       if (const WatchedChange* assigned = ChangeOf(link_->keys().Assignment(id));
           assigned != nullptr && assigned->value) {
-        auto published = DecodePublishedAssignment(*assigned->value, &error);
-        if (!published) throw Error("unreadable assignment: " + error);
-        if (published->assignment.round == answer.round) {
+        if (auto published = AssignmentOfRound(*assigned->value, answer.round)) {
           StopWatch();
           co_return co_await Finish(*published);  // its nullopt hands over too
         }
@@ -363,21 +361,14 @@ Rendezvous::Task<void> EtcdRendezvous::PublishRound(const RendezvousState& state
   }
   const std::vector<RoundAssignment> assignments = AssignRound(state, local_world_sizes);
   // Each value carries its peers' records (etcd_assignment.h) and goes to the member's inbox,
-  // which it watches (etcd_keys.h): a transaction stays within kPutsPerTxn operations and
-  // about kBytesPerTxn, well under etcd's 1.5 MiB request limit once the gateway's base64 is
-  // added.
+  // which it watches (etcd_keys.h).
   std::vector<etcd::TxnOp> puts;
-  size_t bytes = 0;
   for (size_t i = 0; i < assignments.size(); ++i) {
-    std::string value = EncodePublishedAssignment(assignments[i], range.revision, records);
-    bytes += value.size();
-    puts.push_back(etcd::TxnOp::Put(link_->keys().Assignment(order[i]), std::move(value)));
-    if (puts.size() == kPutsPerTxn || bytes >= kBytesPerTxn || i + 1 == assignments.size()) {
-      co_await link_->client().Txn({}, std::move(puts), {});
-      puts.clear();
-      bytes = 0;
-    }
+    puts.push_back(
+        etcd::TxnOp::Put(link_->keys().Assignment(order[i]),
+                         EncodePublishedAssignment(assignments[i], range.revision, records)));
   }
+  co_await PutAll(std::move(puts));
 }
 
 Rendezvous::Task<void> EtcdRendezvous::AnnounceEpochStep(const RendezvousState& state,
@@ -390,27 +381,43 @@ Rendezvous::Task<void> EtcdRendezvous::AnnounceEpochStep(const RendezvousState& 
   const std::string value = EncodeSummary(state);
   std::vector<etcd::TxnOp> puts;
   for (const auto& id : state.participants) {
-    if (answered.count(link_->keys().Answer(id)) != 0) continue;
-    puts.push_back(etcd::TxnOp::Put(link_->keys().EpochStep(id), value));
-    if (puts.size() == kPutsPerTxn) {
-      co_await link_->client().Txn({}, std::move(puts), {});
-      puts.clear();
+    if (answered.count(link_->keys().Answer(id)) == 0) {
+      puts.push_back(etcd::TxnOp::Put(link_->keys().EpochStep(id), value));
     }
   }
-  if (!puts.empty()) co_await link_->client().Txn({}, std::move(puts), {});
+  co_await PutAll(std::move(puts));
+}
+
+Rendezvous::Task<void> EtcdRendezvous::PutAll(std::vector<etcd::TxnOp> puts) {
+  std::vector<etcd::TxnOp> batch;
+  size_t bytes = 0;
+  for (size_t i = 0; i < puts.size(); ++i) {
+    bytes += puts[i].value.size();
+    batch.push_back(std::move(puts[i]));
+    if (batch.size() == kPutsPerTxn || bytes >= kBytesPerTxn || i + 1 == puts.size()) {
+      co_await link_->client().Txn({}, std::move(batch), {});
+      batch.clear();
+      bytes = 0;
+    }
+  }
 }
 
 Rendezvous::Task<std::optional<PublishedAssignment>> EtcdRendezvous::ReadAssignment(int64_t round) {
   etcd::RangeResult range =
       co_await link_->client().Range(link_->keys().Assignment(settings_.self.node_id));
   if (range.kvs.empty()) co_return std::nullopt;
+  co_return AssignmentOfRound(range.kvs.front().value, round);
+}
+
+std::optional<PublishedAssignment> EtcdRendezvous::AssignmentOfRound(std::string_view value,
+                                                                     int64_t round) const {
   std::string error;
-  auto published = DecodePublishedAssignment(range.kvs.front().value, &error);
+  auto published = DecodePublishedAssignment(value, &error);
   if (!published) {
     throw Error("unreadable assignment in round " + std::to_string(round) + ": " + error);
   }
-  if (published->assignment.round != round) co_return std::nullopt;
-  co_return published;
+  if (published->assignment.round != round) return std::nullopt;
+  return published;
 }
 
 Rendezvous::Task<PublishedAssignment> EtcdRendezvous::AssignmentIn(const RendezvousState& state) {

@@ -40,6 +40,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -131,9 +132,13 @@ class EtcdRendezvous : public Rendezvous {
   // Puts the summary of `state`, an epoch step, into the inbox of each of its participants but
   // those whose answers `extra` (the same write's operations) holds: those carry it already.
   Task<void> AnnounceEpochStep(const RendezvousState& state, const std::vector<etcd::TxnOp>* extra);
+  // Writes `puts` in as few transactions as etcd takes (kPutsPerTxn, about kBytesPerTxn each).
+  Task<void> PutAll(std::vector<etcd::TxnOp> puts);
   // This agent's assignment in round `round`, from its inbox; nullopt when it holds none of that
   // round.
   Task<std::optional<PublishedAssignment>> ReadAssignment(int64_t round);
+  // The assignment an inbox's `value` holds when it is of round `round`; throws when malformed.
+  std::optional<PublishedAssignment> AssignmentOfRound(std::string_view value, int64_t round) const;
   // This agent's assignment in the complete `state`, published first when nobody did.
   Task<PublishedAssignment> AssignmentIn(const RendezvousState& state);
   // The round's result, or nullopt when a peer's record vanished since the round completed (its
