@@ -115,10 +115,23 @@ def measure(b):
             "budget_s": budget_s, "stopped": stopped}
 
 
-def cpu_s(pid):
-    """The CPU time (user + system) process `pid` used so far, in seconds."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+def sim_argv(b, endpoint, agents, n, first, processes, run_id, pid, budget_s, extra=()):
+    """One rendezvous_sim process: `agents` of the job's n, from index `first`, reaching etcd at
+    `endpoint` and measuring the CPU of the member `pid`."""
+    return [b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints", endpoint, "--agents", str(agents),
+            "--total", str(n), "--first-index", str(first), "--processes", str(processes), "--run-id", run_id,
+            "--store-pid", str(pid), "--timeout-s", str(budget_s), *extra]
+
+
+def outcome(parts, first_argv):
+    """What the simulating processes' reports say together: ok, their distinct first errors, the
+    command, and the rendezvous time (last join to every agent holding the round) when all held."""
+    r = {"ok": all(d.get("ok") for d in parts),
+         "errors": sorted({d["first_error"][:300] for d in parts if d.get("first_error")}),
+         "command": " ".join(str(a) for a in first_argv)}
+    if all("last_holding_ns" in d and d.get("failed") == 0 for d in parts):
+        r["rdzv_s"] = (max(d["last_holding_ns"] for d in parts) - max(d["last_join_ns"] for d in parts)) / 1e9
+    return r
 
 
 def run_members(b, EtcdCluster, n, budget_s):
@@ -128,32 +141,21 @@ def run_members(b, EtcdCluster, n, budget_s):
     log(f"  N={n}: {MEMBERS} members, {MEMBERS} processes")
     raise_fd_limit(-(-n // MEMBERS) * FDS_PER_AGENT + FD_MARGIN)
     with EtcdCluster(members=MEMBERS) as cluster:
-        pids = cluster.pids
         run_id = f"emembers{n}x{time.monotonic_ns()}"
         per_process = -(-n // MEMBERS)
-        argvs = []
-        for p in range(MEMBERS):
-            first = p * per_process
-            argvs.append([b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints",
-                          f"127.0.0.1:{cluster.client_ports[p]}", "--agents", str(min(per_process, n - first)),
-                          "--total", str(n), "--first-index", str(first), "--processes", str(MEMBERS),
-                          "--run-id", run_id, "--store-pid", str(pids[p]), "--timeout-s", str(budget_s)])
-        before = [cpu_s(pid) for pid in pids]
+        argvs = [sim_argv(b, f"127.0.0.1:{cluster.client_ports[p]}", min(per_process, n - p * per_process), n,
+                          p * per_process, MEMBERS, run_id, cluster.pids[p], budget_s)
+                 for p in range(MEMBERS)]
         t0 = time.monotonic()
         parts, first_argv = run_processes(b, argvs, 2 * budget_s + 60)
         wall_s = time.monotonic() - t0
-        used = [cpu_s(pid) - was for pid, was in zip(pids, before)]
     # As for one member: each process measures its member's CPU from its agents' start to all
     # holding the round.
     window = [d["store_cpu_held_s"] - d["store_cpu_start_s"] for d in parts
               if "store_cpu_held_s" in d and "store_cpu_start_s" in d]
-    r = {"n": n, "members": MEMBERS, "ok": all(d.get("ok") for d in parts), "wall_s": wall_s,
-         "etcd_cpu_s": sum(window) if len(window) == MEMBERS else None, "cpu_per_member_s": window,
-         "etcd_cpu_run_s": sum(used),
-         "errors": sorted({d["first_error"][:300] for d in parts if d.get("first_error")}),
-         "command": " ".join(str(a) for a in first_argv)}
-    if all("last_holding_ns" in d and d.get("failed") == 0 for d in parts):
-        r["rdzv_s"] = (max(d["last_holding_ns"] for d in parts) - max(d["last_join_ns"] for d in parts)) / 1e9
+    r = {"n": n, "members": MEMBERS, "wall_s": wall_s,
+         "etcd_cpu_s": sum(window) if len(window) == MEMBERS else None, "cpu_per_member_s": window}
+    r.update(outcome(parts, first_argv))
     return r
 
 
@@ -198,27 +200,23 @@ def run_size(b, cluster, n, budget_s, extra=()):
     for p in range(processes):
         first = p * per_process
         endpoint = f"127.0.0.{p + 1}:{port}" if processes > 1 else ",".join(cluster.endpoints)
-        argvs.append([b.bin["rendezvous_sim"], "--backend", "etcd", "--endpoints", endpoint,
-                      "--agents", str(min(per_process, n - first)), "--total", str(n),
-                      "--first-index", str(first), "--processes", str(processes), "--run-id", run_id,
-                      "--store-pid", str(pid), "--timeout-s", str(budget_s), *extra])
+        argvs.append(sim_argv(b, endpoint, min(per_process, n - first), n, first, processes, run_id, pid,
+                              budget_s, extra))
     parts, first_argv = run_processes(b, argvs, 2 * budget_s + 60)
     wall_s = time.monotonic() - t0
     after = metrics(cluster)
-    r.update({"ok": all(d.get("ok") for d in parts), "sim": parts[0], "parts": len(parts),
-              "command": " ".join(str(a) for a in first_argv),
+    r.update(outcome(parts, first_argv))
+    r.update({"sim": parts[0], "parts": len(parts),
               "etcd_peak_rss_mb": (vm_hwm_kb(pid) or 0) / 1024,
               "etcd": {k: after[k] - before.get(k, 0) if k not in ("open_fds", "max_fds", "watchers") else after[k]
                        for k in after if not isinstance(after[k], dict)},
               "etcd_kinds": {k: v - before.get("kinds", {}).get(k, 0) for k, v in after.get("kinds", {}).items()
                              if v - before.get("kinds", {}).get(k, 0) > 0},
               "etcd_log": log_findings(cluster.log(0)),
-              "errors": sorted({d["first_error"][:300] for d in parts if d.get("first_error")}),
               "wall_s": wall_s})
     if all("store_cpu_held_s" in d for d in parts):
         r["etcd_cpu_s"] = max(d["store_cpu_held_s"] for d in parts) - min(d["store_cpu_start_s"] for d in parts)
-    if all("last_holding_ns" in d and d.get("failed") == 0 for d in parts):
-        r["rdzv_s"] = (max(d["last_holding_ns"] for d in parts) - max(d["last_join_ns"] for d in parts)) / 1e9
+    if "rdzv_s" in r:
         r["etcd_cpu_rdzv_s"] = r["etcd_cpu_s"]
         r["sim_cpu_s"] = sum(d["sim_cpu_s"] for d in parts)
         r["sim_rss_mb"] = max(d["sim_max_rss_kb"] for d in parts) / 1024
