@@ -99,8 +99,7 @@ Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTrans
             throw Error("timed out " + JoinTimeoutDetail(snapshot.state, Clock::now() - started,
                                                          settings_.min_nodes, settings_.max_nodes));
           }
-          co_await WaitForNews(snapshot, decision, deadline);
-          snapshot = co_await Read();
+          co_await WaitForNews(&snapshot, decision, deadline);
           break;
       }
     }
@@ -157,14 +156,20 @@ void EtcdRendezvous::RefreshSelf() {
 Rendezvous::Task<EtcdRendezvous::Snapshot> EtcdRendezvous::Read() {
   std::string key = link_->keys().State();
   etcd::RangeResult range = co_await link_->client().Range(std::move(key));
+  if (range.kvs.empty()) co_return SnapshotOf(std::nullopt, 0, range.revision);
+  co_return SnapshotOf(range.kvs.front().value, range.kvs.front().mod_revision, range.revision);
+}
+
+EtcdRendezvous::Snapshot EtcdRendezvous::SnapshotOf(const std::optional<std::string>& value,
+                                                    int64_t mod_revision, int64_t revision) const {
   Snapshot snapshot;
-  snapshot.revision = range.revision;
-  if (range.kvs.empty()) co_return snapshot;
+  snapshot.revision = revision;
+  if (!value) return snapshot;
   std::string error;
-  snapshot.state = RendezvousState::Decode(range.kvs.front().value, &error);
+  snapshot.state = RendezvousState::Decode(*value, &error);
   if (!snapshot.state) throw Error("unreadable rendezvous state: " + error);
-  snapshot.mod_revision = range.kvs.front().mod_revision;
-  co_return snapshot;
+  snapshot.mod_revision = mod_revision;
+  return snapshot;
 }
 
 // One transaction: store `next` if the state is still the one read (its mod_revision, or its
@@ -187,19 +192,16 @@ Rendezvous::Task<bool> EtcdRendezvous::Write(Snapshot* snapshot, const Rendezvou
   std::vector<etcd::TxnOp> failure{etcd::TxnOp::Range(key)};
   etcd::TxnResult result =
       co_await link_->client().Txn(std::move(compare), std::move(success), std::move(failure));
-  snapshot->revision = result.revision;
   if (result.succeeded) {
+    snapshot->revision = result.revision;
     snapshot->state = next;
     snapshot->mod_revision = result.revision;
   } else {
-    snapshot->state.reset();
-    snapshot->mod_revision = 0;
-    if (!result.ranges.empty() && !result.ranges.front().kvs.empty()) {
-      std::string error;
-      snapshot->state = RendezvousState::Decode(result.ranges.front().kvs.front().value, &error);
-      if (!snapshot->state) throw Error("unreadable rendezvous state: " + error);
-      snapshot->mod_revision = result.ranges.front().kvs.front().mod_revision;
-    }
+    const etcd::KeyValue* kv = result.ranges.empty() || result.ranges.front().kvs.empty()
+                                   ? nullptr
+                                   : &result.ranges.front().kvs.front();
+    *snapshot = SnapshotOf(kv != nullptr ? std::optional(kv->value) : std::nullopt,
+                           kv != nullptr ? kv->mod_revision : 0, result.revision);
     // The client sends a transaction again when etcd answered its first attempt too late: the
     // state found is then this very write (every write bumps the version), done once.
     if (snapshot->state != next) co_return false;
@@ -325,17 +327,28 @@ Rendezvous::Task<void> EtcdRendezvous::SleepUntil(Clock::time_point until) {
 }
 
 // Waits for a change of the state (the watch), the decision's wake-up time (last call) or the
-// next progress line, whichever comes first.
-Rendezvous::Task<void> EtcdRendezvous::WaitForNews(const Snapshot& snapshot,
-                                                   const JoinDecision& decision,
+// next progress line, whichever comes first. The watch's event carries the new state: with
+// thousands of agents in this loop, reading it again after each change cost etcd one range of
+// the whole state per agent and change, on top of the events.
+Rendezvous::Task<void> EtcdRendezvous::WaitForNews(Snapshot* snapshot, const JoinDecision& decision,
                                                    Clock::time_point deadline) {
+  const int64_t seen = std::max(snapshot->mod_revision, snapshot->revision);
+  // An ended watch starts again from `seen` on: the read below moves `seen` past whatever it may
+  // have missed (a compacted revision would otherwise end every new watch at once).
+  const bool ended = watch_ended_;
   co_await AwaitChange(
-      std::max(snapshot.mod_revision, snapshot.revision),
-      WakeTime(deadline, next_progress_, decision.wake_at_ms, Clock::now(), WallMs()));
+      seen, WakeTime(deadline, next_progress_, decision.wake_at_ms, Clock::now(), WallMs()));
   if (Clock::now() >= next_progress_) {
     ReportProgress(decision.next, deadline);
     next_progress_ = Clock::now() + ProgressPace();
   }
+  if (ended) {
+    *snapshot = co_await Read();
+    co_return;
+  }
+  const WatchedChange* change = ChangeOf(link_->keys().State());
+  if (change == nullptr || change->revision <= seen) co_return;  // a wake-up: the state as read
+  *snapshot = SnapshotOf(change->value, change->revision, change->revision);
 }
 
 Rendezvous::Task<void> EtcdRendezvous::Leave(Snapshot snapshot) {

@@ -84,6 +84,10 @@ class EtcdRendezvous : public Rendezvous {
   Task<void> Connect(Clock::time_point deadline);
   void RefreshSelf();
   Task<Snapshot> Read();
+  // The snapshot of the state key's `value` (nullopt: absent) at `mod_revision`, seen at store
+  // revision `revision`; throws when the value is unreadable.
+  Snapshot SnapshotOf(const std::optional<std::string>& value, int64_t mod_revision,
+                      int64_t revision) const;
   // One transaction: `next` and its summary if the state is still the snapshot's (and the epoch
   // key when the epoch moved), with `extra` ops; refreshes *snapshot either way. A write that
   // completes a round then publishes its assignments (PublishRound).
@@ -98,7 +102,8 @@ class EtcdRendezvous : public Rendezvous {
   Task<void> DropDead(Snapshot* snapshot, const std::vector<std::string>& gone);
   Task<void> AnnounceWaiting(const RendezvousState& state);
   Task<void> RefuseMismatch(Snapshot* snapshot, const JoinDecision& decision);
-  Task<void> WaitForNews(const Snapshot& snapshot, const JoinDecision& decision,
+  // Waits for news of the state and brings *snapshot up to date with it.
+  Task<void> WaitForNews(Snapshot* snapshot, const JoinDecision& decision,
                          Clock::time_point deadline);
   Task<void> Leave(Snapshot snapshot);
 

@@ -6,12 +6,16 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
 #include <catch2/catch.hpp>
 #include <future>
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "rendezvous/core/rendezvous_state.h"
 #include "rendezvous/core/round_assignment.h"
@@ -439,6 +443,74 @@ TEST_CASE("etcd rendezvous: a spare takes a lost host's group rank, survivors ke
   CHECK(rs.base_rank == first[1].base_rank);
   CHECK(rs.Member(1).node.hostname == "host0");
   CHECK(r0.Member(1).node.hostname == "host0");
+}
+
+// etcd's count of Range requests served (its /metrics), read with a plain HTTP/1.0 GET.
+double RangeRequestsServed() {
+  const etcd::Endpoint& member = Cluster().endpoints.front();
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address(member.host), member.port});
+  const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + member.host + "\r\n\r\n";
+  boost::asio::write(socket, boost::asio::buffer(request));
+  std::string text;
+  boost::system::error_code ec;
+  boost::asio::read(socket, boost::asio::dynamic_buffer(text), ec);  // until etcd closes it
+  double served = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("grpc_server_handled_total{", 0) == 0 &&
+        line.find("grpc_method=\"Range\"") != std::string::npos) {
+      served += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return served;
+}
+
+TEST_CASE("etcd rendezvous: an agent waiting in the decide-join loop reads no state per change") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  std::vector<std::unique_ptr<Agent>> members;
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 1; i <= 2; ++i) members.push_back(std::make_unique<Agent>(io, run, i, 2, 2));
+  for (auto& agent : members) joins.push_back(Join(io, *agent));
+  for (auto& join : joins) Get(io, join);
+  // The job is full: the spare's queued join is not admitted, and it waits in the loop.
+  Agent spare(io, run, 0, 2, 2);
+  auto js = Join(io, spare);
+  etcd::Client writer(io.get_executor(), Cluster().Settings());
+  const EtcdKeys keys(kDefaultEtcdPrefix, run);
+  auto read_state = [&] {
+    const etcd::RangeResult range = etcd::testing::RunTask(io, writer.Range(keys.State()));
+    REQUIRE(range.kvs.size() == 1);
+    std::string error;
+    auto state = RendezvousState::Decode(range.kvs.front().value, &error);
+    REQUIRE(state);
+    return *state;
+  };
+  REQUIRE(RunUntil(
+      io, [&] { return read_state().spares.size() == 1; }, milliseconds(10000)));
+  // Writes of the state that leave the spare waiting: each wakes it with the new state.
+  constexpr int kChanges = 10;
+  const double before = RangeRequestsServed();
+  for (int i = 0; i < kChanges; ++i) {
+    RendezvousState state = read_state();
+    ++state.version;
+    etcd::testing::RunTask(io, writer.Put(keys.State(), state.Encode()));
+    REQUIRE_FALSE(RunUntil(
+        io, [&] { return js.wait_for(milliseconds(0)) == std::future_status::ready; },
+        milliseconds(100)));
+  }
+  // The test's own reads, one per change; the spare read the state after each change before.
+  CHECK(RangeRequestsServed() - before < kChanges + kChanges / 2);
+  // The spare still decides on what the watch brings: the job's end lets it go.
+  auto close = boost::asio::co_spawn(io, members[0]->rendezvous->Close(std::string(kJobFinished)),
+                                     boost::asio::use_future);
+  Get(io, close);
+  REQUIRE(RunUntil(
+      io, [&] { return js.wait_for(milliseconds(0)) == std::future_status::ready; },
+      milliseconds(5000)));
+  CHECK_THROWS_AS(js.get(), RendezvousNotNeeded);
 }
 
 TEST_CASE("etcd rendezvous: a closed job admits nobody") {
