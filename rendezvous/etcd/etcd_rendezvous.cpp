@@ -49,66 +49,81 @@ RendezvousError EtcdRendezvous::Error(const std::string& what) const {
                          link_->Endpoints() + " from " + settings_.self.Label() + ": " + what);
 }
 
+// An etcd that stops answering while the agent waits (a restarting member, one overloaded by
+// thousands of agents) is waited for until the join deadline, as at the first contact, and the
+// join starts again: a node asking again is let in where it already is (AdmitJoins).
 Rendezvous::Task<RendezvousResult> EtcdRendezvous::Next(std::optional<RoundTransition> previous) {
   const auto started = Clock::now();
   const auto deadline = started + settings_.join_timeout;
-  try {
-    co_await Connect(deadline);
-    if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
-    RefreshSelf();
-    JoinRequest me = JoinRequestFor(settings_, previous);
-    next_progress_ = Clock::now() + ProgressPace();
-    if (auto queued = co_await JoinThroughQueue(me, deadline)) co_return std::move(*queued);
-    Snapshot snapshot = co_await Read();
-    Watch(link_->keys().State(), "", snapshot.revision + 1);
-    bool waited = false;  // this host waited for a place: a spare, when the job then finishes
-    for (;;) {
-      JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
-      if (settings_.trace) settings_.trace("rendezvous: " + JoinStepLine(decision));
-      switch (decision.action) {
-        case JoinAction::kWrite:
-          if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
-          if (co_await Write(&snapshot, decision.next) && decision.next.IsWaiting(me.node_id)) {
-            co_await AnnounceWaiting(decision.next);
-          }
-          break;
-        case JoinAction::kDone:
-          if (auto result = co_await Finish(co_await AssignmentIn(decision.next))) {
-            co_return std::move(*result);
-          }
-          // A member died before the round started: it ended, and this agent asks for the next.
-          me.min_round = decision.next.round + 1;
-          me.restart_count = std::max(me.restart_count, decision.next.restart_count + 1);
-          snapshot = co_await Read();
-          break;
-        case JoinAction::kClosed:
-          if (waited && decision.message == kJobFinished) throw NotNeeded(settings_);
-          // The closed state outlives the job in etcd: say how to start anew.
-          throw Error("its rendezvous is closed (" + decision.message +
-                      "); give the new job another --rdzv-id, or clear the old one: " +
-                      link_->keys().ClearCommand(link_->Endpoints()));
-        case JoinAction::kQuarantined:
-          throw SetAsideError(settings_, decision);
-        case JoinAction::kMismatch:
-          co_await RefuseMismatch(&snapshot, decision);  // throws
-          break;
-        case JoinAction::kWait:
-          waited = true;
-          if (Clock::now() >= deadline) {
-            co_await Leave(snapshot);
-            throw Error("timed out " + JoinTimeoutDetail(snapshot.state, Clock::now() - started,
-                                                         settings_.min_nodes, settings_.max_nodes));
-          }
-          co_await WaitForNews(&snapshot, decision, deadline);
-          break;
-      }
+  auto next_line = started + settings_.progress_interval;
+  bool waited = false;  // this host waited for a place: a spare, when the job then finishes
+  for (;;) {
+    std::string why;
+    try {
+      co_return co_await Join(previous, started, deadline, &waited);
+    } catch (const etcd::EtcdError& error) {
+      StopWatch();
+      if (!error.unreachable() || Clock::now() + kRetryPause >= deadline) throw Error(error.what());
+      why = error.what();
+    } catch (...) {
+      StopWatch();
+      throw;
     }
-  } catch (const etcd::EtcdError& error) {
-    StopWatch();
-    throw Error(error.what());
-  } catch (...) {
-    StopWatch();
-    throw;
+    co_await PauseAfter(why, "joining again", deadline, &next_line);
+  }
+}
+
+Rendezvous::Task<RendezvousResult> EtcdRendezvous::Join(
+    const std::optional<RoundTransition>& previous, Clock::time_point started,
+    Clock::time_point deadline, bool* waited) {
+  co_await Connect(deadline);
+  if (link_->lease_lost()) throw Error("this agent's etcd lease expired");
+  RefreshSelf();
+  JoinRequest me = JoinRequestFor(settings_, previous);
+  next_progress_ = Clock::now() + ProgressPace();
+  if (auto queued = co_await JoinThroughQueue(me, deadline)) co_return std::move(*queued);
+  Snapshot snapshot = co_await Read();
+  Watch(link_->keys().State(), "", snapshot.revision + 1);
+  for (;;) {
+    JoinDecision decision = DecideJoin(snapshot.state, me, WallMs());
+    if (settings_.trace) settings_.trace("rendezvous: " + JoinStepLine(decision));
+    switch (decision.action) {
+      case JoinAction::kWrite:
+        if (co_await DropDeadParticipants(&snapshot, decision.next)) break;
+        if (co_await Write(&snapshot, decision.next) && decision.next.IsWaiting(me.node_id)) {
+          co_await AnnounceWaiting(decision.next);
+        }
+        break;
+      case JoinAction::kDone:
+        if (auto result = co_await Finish(co_await AssignmentIn(decision.next))) {
+          co_return std::move(*result);
+        }
+        // A member died before the round started: it ended, and this agent asks for the next.
+        me.min_round = decision.next.round + 1;
+        me.restart_count = std::max(me.restart_count, decision.next.restart_count + 1);
+        snapshot = co_await Read();
+        break;
+      case JoinAction::kClosed:
+        if (*waited && decision.message == kJobFinished) throw NotNeeded(settings_);
+        // The closed state outlives the job in etcd: say how to start anew.
+        throw Error("its rendezvous is closed (" + decision.message +
+                    "); give the new job another --rdzv-id, or clear the old one: " +
+                    link_->keys().ClearCommand(link_->Endpoints()));
+      case JoinAction::kQuarantined:
+        throw SetAsideError(settings_, decision);
+      case JoinAction::kMismatch:
+        co_await RefuseMismatch(&snapshot, decision);  // throws
+        break;
+      case JoinAction::kWait:
+        *waited = true;
+        if (Clock::now() >= deadline) {
+          co_await Leave(snapshot);
+          throw Error("timed out " + JoinTimeoutDetail(snapshot.state, Clock::now() - started,
+                                                       settings_.min_nodes, settings_.max_nodes));
+        }
+        co_await WaitForNews(&snapshot, decision, deadline);
+        break;
+    }
   }
 }
 
@@ -128,12 +143,7 @@ Rendezvous::Task<void> EtcdRendezvous::Connect(Clock::time_point deadline) {
       }
       why = error.what();
     }
-    if (Clock::now() >= next_line && settings_.progress) {
-      settings_.progress("cannot reach etcd at " + link_->Endpoints() + " yet (" + why +
-                         "); retrying for " + FormatSeconds(deadline - Clock::now()));
-      next_line = Clock::now() + settings_.progress_interval;
-    }
-    co_await SleepUntil(Clock::now() + kRetryPause);
+    co_await PauseAfter(why, "retrying", deadline, &next_line);
   }
   NodeInfo& self = settings_.self;
   if (self.addr.empty()) {
@@ -318,6 +328,17 @@ Rendezvous::Task<bool> EtcdRendezvous::AwaitChange(int64_t seen, Clock::time_poi
   }
   if (latest_change_ <= seen && Clock::now() < until) co_await SleepUntil(until);
   co_return latest_change_ > seen;
+}
+
+Rendezvous::Task<void> EtcdRendezvous::PauseAfter(const std::string& why, const char* next_step,
+                                                  Clock::time_point deadline,
+                                                  Clock::time_point* next_line) {
+  if (Clock::now() >= *next_line && settings_.progress) {
+    settings_.progress("cannot reach etcd at " + link_->Endpoints() + " (" + why + "); " +
+                       next_step + " for " + FormatSeconds(deadline - Clock::now()));
+    *next_line = Clock::now() + settings_.progress_interval;
+  }
+  co_await SleepUntil(Clock::now() + kRetryPause);
 }
 
 Rendezvous::Task<void> EtcdRendezvous::SleepUntil(Clock::time_point until) {

@@ -81,7 +81,16 @@ class EtcdRendezvous : public Rendezvous {
     std::optional<std::string> value;  // nullopt: deleted
   };
 
+  // One try of Next(): throws etcd::EtcdError when etcd did not answer a request in its bound.
+  // *waited: this host waited for a place (a spare, when the job then finishes), kept across
+  // tries.
+  Task<RendezvousResult> Join(const std::optional<RoundTransition>& previous,
+                              Clock::time_point started, Clock::time_point deadline, bool* waited);
   Task<void> Connect(Clock::time_point deadline);
+  // After etcd did not answer (`why`): a progress line at most every progress_interval, naming
+  // `next_step` and the time left, then a short pause.
+  Task<void> PauseAfter(const std::string& why, const char* next_step, Clock::time_point deadline,
+                        Clock::time_point* next_line);
   void RefreshSelf();
   Task<Snapshot> Read();
   // The snapshot of the state key's `value` (nullopt: absent) at `mod_revision`, seen at store

@@ -40,15 +40,24 @@ std::string NewRunId() {
   return "rdzv-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
-// One agent: its link (lease TTL 2 s, etcd's minimum) and rendezvous.
+// What a test may change of an agent's settings.
+struct Tuning {
+  etcd::ClientSettings client = Cluster().Settings();
+  milliseconds join_timeout{20000};
+  milliseconds queue_timeout{5000};
+  std::chrono::seconds lease_ttl{2};  // etcd's minimum
+  // Beyond every test's limit: what a waiting agent hears must come from a watch event (an
+  // epoch step carries the summary), not from a progress line's read.
+  std::chrono::seconds progress_interval{60};
+};
+
+// One agent: its link (client and lease) and rendezvous.
 struct Agent {
   Agent(boost::asio::io_context& io, const std::string& run_id, int index, int min_nodes,
-        int max_nodes, etcd::ClientSettings client = Cluster().Settings(),
-        milliseconds join_timeout = milliseconds(20000),
-        milliseconds queue_timeout = milliseconds(5000)) {
+        int max_nodes, Tuning tuning = {}) {
     EtcdSettings etcd;
-    etcd.client = std::move(client);
-    etcd.lease_ttl = std::chrono::seconds(2);
+    etcd.client = std::move(tuning.client);
+    etcd.lease_ttl = tuning.lease_ttl;
     etcd.offer_store_port = [index] { return 40000 + index; };
     link = std::make_shared<EtcdLink>(io.get_executor(), etcd, run_id);
     RendezvousSettings s;
@@ -60,13 +69,11 @@ struct Agent {
     s.self.local_world_size = 2;
     s.self.nnodes_min = min_nodes;
     s.self.nnodes_max = max_nodes;
-    s.join_timeout = join_timeout;
-    s.queue_timeout = queue_timeout;
+    s.join_timeout = tuning.join_timeout;
+    s.queue_timeout = tuning.queue_timeout;
     s.last_call_timeout = milliseconds(300);
     s.close_timeout = std::chrono::seconds(5);
-    // Beyond every test's limit: what a waiting agent hears must come from a watch event (an
-    // epoch step carries the summary), not from a progress line's read.
-    s.progress_interval = std::chrono::seconds(60);
+    s.progress_interval = tuning.progress_interval;
     rendezvous = std::make_unique<EtcdRendezvous>(io.get_executor(), s, link);
   }
   std::shared_ptr<EtcdLink> link;
@@ -247,8 +254,8 @@ TEST_CASE("etcd rendezvous: the admitter's lease expiring lets a queued agent ta
   Get(io, put);
   // No hand-over to the decide-join loop within the test: only a takeover completes the round.
   const milliseconds never(60000);
-  Agent a(io, run, 0, 2, 2, Cluster().Settings(), milliseconds(20000), never);
-  Agent b(io, run, 1, 2, 2, Cluster().Settings(), milliseconds(20000), never);
+  Agent a(io, run, 0, 2, 2, {.queue_timeout = never});
+  Agent b(io, run, 1, 2, 2, {.queue_timeout = never});
   const auto started = std::chrono::steady_clock::now();
   auto ja = Join(io, a);
   auto jb = Join(io, b);
@@ -513,6 +520,40 @@ TEST_CASE("etcd rendezvous: an agent waiting in the decide-join loop reads no st
   CHECK_THROWS_AS(js.get(), RendezvousNotNeeded);
 }
 
+TEST_CASE("etcd rendezvous: waiting agents ride out an etcd restart, then complete the round") {
+  boost::asio::io_context io;
+  const std::string run = NewRunId();
+  // Leases that outlive the outage (etcd keeps them over its restart); a request's bound (5 s)
+  // does not: the waiting agents' progress reads, every second, fail meanwhile.
+  auto agent = [&](int index) {
+    return std::make_unique<Agent>(io, run, index, 3, 3,
+                                   Tuning{.join_timeout = milliseconds(60000),
+                                          .lease_ttl = std::chrono::seconds(30),
+                                          .progress_interval = std::chrono::seconds(1)});
+  };
+  auto a = agent(0);
+  auto b = agent(1);
+  auto ja = Join(io, *a);
+  auto jb = Join(io, *b);
+  auto either_ended = [&] {
+    return ja.wait_for(milliseconds(0)) == std::future_status::ready ||
+           jb.wait_for(milliseconds(0)) == std::future_status::ready;
+  };
+  REQUIRE_FALSE(RunUntil(io, either_ended, milliseconds(1000)));
+  Cluster().Stop(0);
+  REQUIRE_FALSE(RunUntil(io, either_ended, milliseconds(7000)));
+  Cluster().Start(0);
+  auto c = agent(2);
+  auto jc = Join(io, *c);
+  std::set<int> ranks;
+  for (auto* join : {&ja, &jb, &jc}) {
+    const RendezvousResult r = Get(io, *join, milliseconds(40000));
+    CHECK(r.group_world_size() == 3);
+    ranks.insert(r.group_rank);
+  }
+  CHECK(ranks == std::set<int>{0, 1, 2});
+}
+
 TEST_CASE("etcd rendezvous: a closed job admits nobody") {
   boost::asio::io_context io;
   const std::string run = NewRunId();
@@ -539,7 +580,7 @@ TEST_CASE("etcd rendezvous: no member answers: one error naming the endpoints, i
   etcd::ClientSettings nowhere = Cluster().Settings();
   nowhere.endpoints = {etcd::Endpoint{"127.0.0.1", 9}, etcd::Endpoint{"127.0.0.1", 7}};
   nowhere.https = false;
-  Agent a(io, NewRunId(), 0, 1, 1, nowhere, milliseconds(2000));
+  Agent a(io, NewRunId(), 0, 1, 1, {.client = nowhere, .join_timeout = milliseconds(2000)});
   auto started = std::chrono::steady_clock::now();
   auto ja = Join(io, a);
   REQUIRE(RunUntil(
