@@ -1,5 +1,7 @@
 #include "launcher/cli/option_value.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <vector>
 
@@ -96,6 +98,22 @@ std::string RoleProblem(std::string_view name, std::string_view role) {
            " (it starts the workers' prefixed output lines); give one of printable characters";
   }
   return "";
+}
+
+// Empty is fine: as torchrun, an empty --local-addr is no address (this host's own is found).
+std::string HostAddressProblem(std::string_view name, std::string_view address) {
+  const auto bad = std::find_if_not(address.begin(), address.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view(".-:_%[]").find(c) != std::string_view::npos;
+  });
+  if (bad == address.end()) return "";
+  const std::string what =
+      IsControl(static_cast<unsigned char>(*bad))
+          ? ControlCharacter(address)
+          : "'" + std::string(1, *bad) + "' at byte " + std::to_string(bad - address.begin() + 1);
+  return std::string(name) + " " + Quote(Abbreviated(address)) + " has " + what +
+         ": give one host name or address of this host, such as 10.0.0.2 (the one the other "
+         "hosts reach it at)";
 }
 
 std::string PathProblem(std::string_view name, std::string_view path) {

@@ -31,6 +31,9 @@ std::string FlagFromEnvironment(const OptionSpec& spec, const std::string& value
 //                            (Slurm job ids such as 1234_5, Kubernetes names, UUIDs, spaces,
 //                            dots, colons, non-ASCII text, the empty id) is accepted as is;
 //   --role                   no control character (it starts every prefixed output line);
+//   --local-addr             one host name or address, or empty: letters, digits and
+//                            . - : _ % [ ] only (it starts the agent's node id, which the
+//                            rendezvous state lists with ',' and etcd's keys hold between '/');
 //   --log-dir                at most kMaxPathBytes (Linux's PATH_MAX less its NUL).
 // Each check returns "" when the value is fine, else the one line to refuse it with (exit 2),
 // naming `name` ("--rdzv-id", or the PET_* variable it came from) and never quoting a long
@@ -44,6 +47,7 @@ inline constexpr std::size_t kMaxPathBytes = 4095;
 std::string OptionValueProblem(std::string_view name, std::string_view value);
 std::string RunIdProblem(std::string_view name, std::string_view id);
 std::string RoleProblem(std::string_view name, std::string_view role);
+std::string HostAddressProblem(std::string_view name, std::string_view address);
 std::string PathProblem(std::string_view name, std::string_view path);
 
 // A value as a message may quote it: whole when at most 64 bytes, else its first 40 bytes,

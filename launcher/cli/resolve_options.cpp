@@ -289,6 +289,7 @@ void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
                ": need 0..65535 (0 = a free port)");
   }
   o.local_addr = OptionalTextOf(raw, OptionId::kLocalAddr);
+  if (o.local_addr) RefuseIf(HostAddressProblem("--local-addr", *o.local_addr));
 }
 
 void ResolveOutput(const RawValues& raw, LaunchOptions& o) {
