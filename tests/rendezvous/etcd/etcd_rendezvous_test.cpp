@@ -93,6 +93,20 @@ std::future<RendezvousResult> Join(boost::asio::io_context& io, Agent& agent,
   return boost::asio::co_spawn(io, agent.rendezvous->Next(previous), boost::asio::use_future);
 }
 
+// A full job of `count` agents with indices 1..count (--nnodes=count), after its first round:
+// the agents go to *members, their results come back in the same order.
+std::vector<RendezvousResult> JoinFullJob(boost::asio::io_context& io, const std::string& run,
+                                          int count, std::vector<std::unique_ptr<Agent>>* members) {
+  std::vector<std::future<RendezvousResult>> joins;
+  for (int i = 1; i <= count; ++i) {
+    members->push_back(std::make_unique<Agent>(io, run, i, count, count));
+  }
+  for (auto& agent : *members) joins.push_back(Join(io, *agent));
+  std::vector<RendezvousResult> results;
+  for (auto& join : joins) results.push_back(Get(io, join));
+  return results;
+}
+
 // Two agents of a new run (--nnodes=2) that completed its first round together: ra and rb.
 struct JoinedPair {
   JoinedPair() {
@@ -422,11 +436,7 @@ TEST_CASE("etcd rendezvous: a spare takes a lost host's group rank, survivors ke
   boost::asio::io_context io;
   const std::string run = NewRunId();
   std::vector<std::unique_ptr<Agent>> members;
-  std::vector<std::future<RendezvousResult>> joins;
-  for (int i = 1; i <= 3; ++i) members.push_back(std::make_unique<Agent>(io, run, i, 3, 3));
-  for (auto& agent : members) joins.push_back(Join(io, *agent));
-  std::vector<RendezvousResult> first;
-  for (auto& join : joins) first.push_back(Get(io, join));
+  const std::vector<RendezvousResult> first = JoinFullJob(io, run, 3, &members);
   // The spare (index 0) arrives at the full job and waits; its node id sorts first, so a fresh
   // sort would move every survivor.
   Agent spare(io, run, 0, 3, 3);
@@ -457,7 +467,8 @@ double RangeRequestsServed() {
   const etcd::Endpoint& member = Cluster().endpoints.front();
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket socket(io);
-  socket.connect({boost::asio::ip::make_address(member.host), member.port});
+  socket.connect(
+      {boost::asio::ip::make_address(member.host), static_cast<unsigned short>(member.port)});
   const std::string request = "GET /metrics HTTP/1.0\r\nHost: " + member.host + "\r\n\r\n";
   boost::asio::write(socket, boost::asio::buffer(request));
   std::string text;
@@ -478,10 +489,7 @@ TEST_CASE("etcd rendezvous: an agent waiting in the decide-join loop reads no st
   boost::asio::io_context io;
   const std::string run = NewRunId();
   std::vector<std::unique_ptr<Agent>> members;
-  std::vector<std::future<RendezvousResult>> joins;
-  for (int i = 1; i <= 2; ++i) members.push_back(std::make_unique<Agent>(io, run, i, 2, 2));
-  for (auto& agent : members) joins.push_back(Join(io, *agent));
-  for (auto& join : joins) Get(io, join);
+  JoinFullJob(io, run, 2, &members);
   // The job is full: the spare's queued join is not admitted, and it waits in the loop.
   Agent spare(io, run, 0, 2, 2);
   auto js = Join(io, spare);
