@@ -245,7 +245,7 @@ def explain_etcd_scale(raw, machine):
             "contact. By hand then, 27 runs of 4,000 agents on one member across these builds: 4 failed, "
             "each after etcd's own applies fell behind (HTTP 503 request timed out, leases not found); the "
             "others took 11.0 to 19.3 s, the longer the more keep-alives their agents sent (1.0 per agent "
-            "at 11 s, 2.6 to 4.4 at 16 to 19 s). What grows with N is the round's length: every waiting agent renews its lease "
+            "at 11 s, 2.3 to 4.4 at 16 to 19 s). What grows with N is the round's length: every waiting agent renews its lease "
             "every 5 s (each renewal a stream of its own through the gateway) and looks at the admitter key "
             "when its answer takes over 5 s (a transaction): at 4,000 agents that is about 2 keep-alives "
             "and 0.7 transactions more per agent than at 1,000. 10,000 agents cannot run on one member "
