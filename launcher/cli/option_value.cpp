@@ -1,12 +1,12 @@
 #include "launcher/cli/option_value.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <vector>
 
 #include "base/text.h"
 #include "launcher/cli/parse_failure.h"
+#include "rendezvous/store/endpoint.h"
 
 namespace cpplaunch {
 
@@ -101,10 +101,11 @@ std::string RoleProblem(std::string_view name, std::string_view role) {
 }
 
 // Empty is fine: as torchrun, an empty --local-addr is no address (this host's own is found).
+// An endpoint's host characters, and what an IPv6 literal may carry besides: a zone (%eth0) and
+// brackets.
 std::string HostAddressProblem(std::string_view name, std::string_view address) {
   const auto bad = std::find_if_not(address.begin(), address.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-           std::string_view(".-:_%[]").find(c) != std::string_view::npos;
+    return IsHostCharacter(c) || std::string_view("%[]").find(c) != std::string_view::npos;
   });
   if (bad == address.end()) return "";
   const std::string what =

@@ -9,10 +9,7 @@ namespace {
 // Only text that cannot be a host name or IP literal is refused here; whether the name resolves
 // is found out when it is used, with a message that names the lookup.
 bool ValidHost(std::string_view host) {
-  return !host.empty() && std::all_of(host.begin(), host.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
-           c == '-';
-  });
+  return !host.empty() && std::all_of(host.begin(), host.end(), IsHostCharacter);
 }
 
 // torchrun's rule (_try_parse_port: ^[0-9]{1,5}$): plain digits only. Not base/text's
@@ -33,6 +30,11 @@ std::optional<int> ParsePort(std::string_view text) {
 std::string Endpoint::ToString() const {
   std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   return port < 0 ? h : h + ":" + std::to_string(port);
+}
+
+bool IsHostCharacter(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':' ||
+         c == '-';
 }
 
 std::optional<Endpoint> ParseEndpoint(std::string_view text, std::string* error) {

@@ -14,6 +14,9 @@ struct Endpoint {
   std::string ToString() const;
 };
 
+// Whether `c` may appear in a host name or IP literal: [A-Za-z0-9_.:-].
+bool IsHostCharacter(char c);
+
 // Parses "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6 literal ("::1").
 // Returns nullopt and fills *error for an empty host, a host with characters outside
 // [A-Za-z0-9_.:-], or a port that is not 1-5 digits below 65536.
