@@ -1,12 +1,15 @@
 #include "launcher/process/posix_sys.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -639,6 +642,18 @@ bool WriteFile(const std::string& path, const std::string& text) {
   const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
   // A cgroup control file takes or refuses the whole write at once (e.g. EBUSY, EACCES).
   return fd && WriteSome(fd.get(), text).ok();
+}
+
+bool IsCgroup2Mount(const std::string& path) {
+  struct statfs fs {};
+  // statfs of a directory inside a file system names that file system too: the caller passes
+  // the mount points it expects, whose parents are other file systems (sysfs, tmpfs).
+  return ::statfs(path.c_str(), &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 }  // namespace cpplaunch::posix
