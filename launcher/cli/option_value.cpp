@@ -100,21 +100,27 @@ std::string RoleProblem(std::string_view name, std::string_view role) {
   return "";
 }
 
+std::string BareAddress(std::string_view address) {
+  if (address.size() > 2 && address.front() == '[' && address.back() == ']' &&
+      address.find(':') != std::string_view::npos) {
+    return std::string(address.substr(1, address.size() - 2));
+  }
+  return std::string(address);
+}
+
 // Empty is fine: as torchrun, an empty --local-addr is no address (this host's own is found).
-// An endpoint's host characters, and what an IPv6 literal may carry besides: a zone (%eth0) and
-// brackets.
-std::string HostAddressProblem(std::string_view name, std::string_view address) {
-  const auto bad = std::find_if_not(address.begin(), address.end(), [](char c) {
-    return IsHostCharacter(c) || std::string_view("%[]").find(c) != std::string_view::npos;
-  });
+// An endpoint's host characters, and what an IPv6 literal may carry besides: a zone (%eth0).
+std::string HostAddressProblem(std::string_view name, std::string_view address,
+                               std::string_view hint) {
+  const auto bad = std::find_if_not(address.begin(), address.end(),
+                                    [](char c) { return IsHostCharacter(c) || c == '%'; });
   if (bad == address.end()) return "";
   const std::string what =
       IsControl(static_cast<unsigned char>(*bad))
           ? ControlCharacter(address)
           : "'" + std::string(1, *bad) + "' at byte " + std::to_string(bad - address.begin() + 1);
-  return std::string(name) + " " + Quote(Abbreviated(address)) + " has " + what +
-         ": give one host name or address of this host, such as 10.0.0.2 (the one the other "
-         "hosts reach it at)";
+  return std::string(name) + " " + Quote(Abbreviated(address)) + " has " + what + ": " +
+         std::string(hint);
 }
 
 std::string PathProblem(std::string_view name, std::string_view path) {

@@ -47,7 +47,13 @@ inline constexpr std::size_t kMaxPathBytes = 4095;
 std::string OptionValueProblem(std::string_view name, std::string_view value);
 std::string RunIdProblem(std::string_view name, std::string_view id);
 std::string RoleProblem(std::string_view name, std::string_view role);
-std::string HostAddressProblem(std::string_view name, std::string_view address);
+// `address` without the brackets of an IPv6 literal ("[::1]" -> "::1"): the form MASTER_ADDR
+// and the store's bind take (PyTorch resolves the bare literal, not the bracketed one).
+std::string BareAddress(std::string_view address);
+// A value that is not one host: a character outside a host name's and an IPv6 literal's (a
+// list, a CIDR suffix, a space, a bracket left after BareAddress). `hint` ends the line.
+std::string HostAddressProblem(std::string_view name, std::string_view address,
+                               std::string_view hint);
 std::string PathProblem(std::string_view name, std::string_view path);
 
 // A value as a message may quote it: whole when at most 64 bytes, else its first 40 bytes,

@@ -276,20 +276,28 @@ void ResolveRendezvous(const RawValues& raw, LaunchOptions& o) {
   o.node_rank = IntOf(raw, OptionId::kNodeRank);
   if (o.node_rank < 0)
     ValueError("--node-rank must be non-negative, got " + std::to_string(o.node_rank));
-  o.master_addr = TextOr(raw, OptionId::kMasterAddr);
+  o.master_addr = BareAddress(TextOr(raw, OptionId::kMasterAddr));
   // An empty address would bind the store to every interface (or name no host to reach): a
   // blank MASTER_ADDR in a job script is a mistake, not a wish.
   if (Strip(o.master_addr).empty()) {
     UsageError("--master-addr is empty; give the address of the node-rank-0 host (default " +
                std::string(SpecFor(OptionId::kMasterAddr).default_text) + ")");
   }
+  RefuseIf(HostAddressProblem("--master-addr", o.master_addr,
+                              "give one host name or address of the node-rank-0 host, such as "
+                              "10.0.0.1"));
   o.master_port = IntOf(raw, OptionId::kMasterPort);
   if (o.master_port < 0 || o.master_port > 65535) {
     ValueError("--master-port " + std::to_string(o.master_port) +
                ": need 0..65535 (0 = a free port)");
   }
   o.local_addr = OptionalTextOf(raw, OptionId::kLocalAddr);
-  if (o.local_addr) RefuseIf(HostAddressProblem("--local-addr", *o.local_addr));
+  if (o.local_addr) {
+    o.local_addr = BareAddress(*o.local_addr);
+    RefuseIf(HostAddressProblem("--local-addr", *o.local_addr,
+                                "give one host name or address of this host, such as 10.0.0.2 "
+                                "(the one the other hosts reach it at)"));
+  }
 }
 
 void ResolveOutput(const RawValues& raw, LaunchOptions& o) {

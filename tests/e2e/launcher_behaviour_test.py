@@ -282,6 +282,21 @@ class Hygiene(unittest.TestCase):
         self.assertEqual(len(local_addresses), 1, r.stdout)
         self.assertTrue(local_addresses[0].startswith("127.0.0.1:"), r.stdout)
 
+    def test_an_ipv6_master_addr_in_brackets_is_bound_and_passed_on_bare(self):
+        # As torchrun 1.13 does: PyTorch's workers resolve "::1", not "[::1]".
+        try:
+            with socket.socket(socket.AF_INET6) as probe:
+                probe.bind(("::1", 0))
+        except OSError as e:
+            self.skipTest(f"no IPv6 loopback here: {e}")
+        r = launch("--master-addr=[::1]", "--master-port=0", "--no-python", "/bin/sh", "-c",
+                   'echo "addr=$MASTER_ADDR"; ss -ltnH "sport = :$MASTER_PORT"')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "addr=::1", r.stdout)
+        self.assertEqual([line.split()[3].rsplit(":", 1)[0] for line in lines[1:]], ["[::1]"],
+                         r.stdout)
+
 
 class WorkerStore(unittest.TestCase):
     def test_rank0_store_port_is_free_and_not_the_agents(self):

@@ -97,24 +97,39 @@ TEST_CASE("Every option value is bounded; --role and --log-dir have their own ru
         "--log-dir: a path of 5000 bytes; Linux allows at most 4095");
 }
 
+TEST_CASE("BareAddress takes the brackets off an IPv6 literal only", "[cli][option_value]") {
+  CHECK(BareAddress("[::1]") == "::1");
+  CHECK(BareAddress("[fe80::1%eth0]") == "fe80::1%eth0");
+  CHECK(BareAddress("::1") == "::1");
+  CHECK(BareAddress("10.0.0.2") == "10.0.0.2");
+  CHECK(BareAddress("[10.0.0.2]") == "[10.0.0.2]");  // not IPv6: refused as it is
+  CHECK(BareAddress("[::1") == "[::1");
+  CHECK(BareAddress("[]") == "[]");
+  CHECK(BareAddress("") == "");
+}
+
+constexpr std::string_view kHint =
+    "give one host name or address of this host, such as 10.0.0.2 (the one the other hosts "
+    "reach it at)";
+
 TEST_CASE("--local-addr takes one host name or address, never a separator of the node id",
           "[cli][option_value]") {
   for (const std::string& address :
-       std::vector<std::string>{"", "10.0.0.2", "node-7.cluster.local", "fe80::1%eth0", "[::1]",
+       std::vector<std::string>{"", "10.0.0.2", "node-7.cluster.local", "fe80::1%eth0", "::1",
                                 "::ffff:10.0.0.2", "host_name"}) {
     INFO(address);
-    CHECK(HostAddressProblem("--local-addr", address).empty());
+    CHECK(HostAddressProblem("--local-addr", address, kHint).empty());
   }
   // The repro: a list where one address goes became a node id that the state's ',' split, and
   // every host then read "an unreadable join queue".
-  CHECK(HostAddressProblem("--local-addr", "10.0.0.2,10.0.0.3") ==
+  CHECK(HostAddressProblem("--local-addr", "10.0.0.2,10.0.0.3", kHint) ==
         "--local-addr '10.0.0.2,10.0.0.3' has ',' at byte 9: give one host name or address of "
         "this host, such as 10.0.0.2 (the one the other hosts reach it at)");
-  CHECK_THAT(HostAddressProblem("--local-addr", "10.0.0.2/24"), Catch::Contains("has '/'"));
-  CHECK_THAT(HostAddressProblem("--local-addr", "10.0.0.2 "), Catch::Contains("has ' '"));
-  CHECK_THAT(HostAddressProblem("--local-addr", "a\nb"),
+  CHECK_THAT(HostAddressProblem("--local-addr", "10.0.0.2/24", kHint), Catch::Contains("has '/'"));
+  CHECK_THAT(HostAddressProblem("--local-addr", "10.0.0.2 ", kHint), Catch::Contains("has ' '"));
+  CHECK_THAT(HostAddressProblem("--local-addr", "a\nb", kHint),
              Catch::Contains("has a control character (byte 0x0a) at byte 2"));
-  CHECK_THAT(HostAddressProblem("--local-addr", std::string(9000, ',')),
+  CHECK_THAT(HostAddressProblem("--local-addr", std::string(9000, ','), kHint),
              Catch::Contains("... (9000 bytes)' has ','"));
 }
 

@@ -522,6 +522,22 @@ TEST_CASE("an empty --master-addr is a one-line usage error, from argv or PET_MA
   CHECK(Ok({"s"}, {{"PET_MASTER_ADDR", "10.0.0.1"}}).master_addr == "10.0.0.1");
 }
 
+TEST_CASE("--master-addr and --local-addr: one host, an IPv6 literal without its brackets") {
+  // PyTorch resolves MASTER_ADDR as given, and "[::1]" is no host name: the brackets go.
+  CHECK(Ok({"--master-addr=[::1]", "s"}).master_addr == "::1");
+  CHECK(Ok({"s"}, {{"PET_MASTER_ADDR", "[fe80::1%eth0]"}}).master_addr == "fe80::1%eth0");
+  CHECK(Ok({"--local-addr=[::1]", "s"}).local_addr == "::1");
+  CHECK(Ok({"--master-addr=node-0.cluster", "s"}).master_addr == "node-0.cluster");
+  // The repro: '10.0.0.1 ' from a script failed at the store's bind, exit 1, "[[::1]]" for
+  // brackets; now one line naming the character, exit 2.
+  CHECK(Refused({"--master-addr=10.0.0.1 ", "s"}) ==
+        "--master-addr '10.0.0.1 ' has ' ' at byte 9: give one host name or address of the "
+        "node-rank-0 host, such as 10.0.0.1");
+  CHECK_THAT(Refused({"--master-addr=[::1", "s"}), Catch::Contains("has '[' at byte 1"));
+  CHECK_THAT(Refused({"--master-addr=a,b", "s"}), Catch::Contains("has ','"));
+  CHECK_THAT(Refused({"--local-addr=[10.0.0.2]", "s"}), Catch::Contains("has '['"));
+}
+
 TEST_CASE("master_addr with a dynamic backend and no endpoint warns as torchrun does") {
   ParseResult r = Parse({"--rdzv-backend", "c10d", "--master-addr", "h", "s"});
   REQUIRE(r.ok());
