@@ -35,7 +35,8 @@ std::optional<std::string> OwnCgroupDir() {
   for (const char* mount : kUsualCgroup2Mounts) {
     if (!posix::IsCgroup2Mount(mount)) continue;
     const std::string dir = relative == "/" ? std::string(mount) : mount + relative;
-    if (posix::IsDirectory(dir)) return dir;
+    std::error_code ec;
+    if (std::filesystem::is_directory(dir, ec)) return dir;
     break;
   }
   std::ifstream mountinfo("/proc/self/mountinfo");

@@ -193,7 +193,4 @@ bool WriteFile(const std::string& path, const std::string& text);
 // Whether `path` is the root of a mounted cgroup2 file system (one statfs).
 bool IsCgroup2Mount(const std::string& path);
 
-// Whether `path` names a directory (one stat).
-bool IsDirectory(const std::string& path);
-
 }  // namespace cpplaunch::posix
