@@ -1,6 +1,5 @@
 #include "launcher/diagnosis/proc_reader.h"
 
-#include <fstream>
 #include <iterator>
 #include <sstream>
 #include <system_error>
@@ -13,19 +12,6 @@ namespace {
 std::filesystem::path ProcDir(pid_t pid) { return "/proc/" + std::to_string(pid); }
 
 }  // namespace
-
-std::optional<std::string> ReadSmallFile(const std::filesystem::path& path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string text;
-  char chunk[4096];
-  while (text.size() < limit && in.read(chunk, sizeof(chunk)).gcount() > 0) {
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
-  }
-  if (in.bad()) return std::nullopt;
-  if (text.size() > limit) text.resize(limit);
-  return text;
-}
 
 std::optional<ProcStat> ReadProcStat(pid_t pid) {
   std::optional<std::string> text = ReadSmallFile(ProcDir(pid) / "stat");

@@ -1,6 +1,6 @@
 #pragma once
 // The agent's reading of /proc and cgroup files about its workers: the thin shell around the
-// pure parsers (proc_stat.h, memory_cgroup.h). Files are read with the standard library; a
+// pure parsers (proc_stat.h, memory_cgroup.h). Files are read whole (base/small_file.h); a
 // process that is gone, or a file the kernel lacks, reads as nullopt / empty. Never throws.
 // Threads: any; the agent calls these on its loop thread (each is a few small reads).
 
@@ -12,13 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "base/small_file.h"  // ReadSmallFile, which every reader here uses
 #include "launcher/diagnosis/proc_stat.h"
 
 namespace cpplaunch {
-
-// The whole file (control files and /proc entries are small), at most `limit` bytes.
-std::optional<std::string> ReadSmallFile(const std::filesystem::path& path,
-                                         std::size_t limit = std::size_t{1} << 20);
 
 std::optional<ProcStat> ReadProcStat(pid_t pid);
 // /proc/<pid>/wchan: the kernel function a sleeping process waits in; "" when unknown.

@@ -1,5 +1,6 @@
 #include "launcher/process/posix_sys.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
@@ -16,12 +17,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "base/fd_io.h"
+#include "base/small_file.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -426,12 +430,21 @@ void BecomeSubreaper() {
 
 std::vector<pid_t> ChildrenOfSelf() {
   std::vector<pid_t> children;
-  std::error_code ec;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
-    std::ifstream in(task.path() / "children");
-    pid_t pid;
-    while (in >> pid) children.push_back(pid);
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) return children;
+  while (const struct dirent* task = ::readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    const std::string text =
+        ReadSmallFile(std::string("/proc/self/task/") + task->d_name + "/children").value_or("");
+    for (const char* p = text.c_str(); *p != '\0';) {
+      char* end = nullptr;
+      const long pid = std::strtol(p, &end, 10);
+      if (end == p) break;
+      children.push_back(static_cast<pid_t>(pid));
+      p = end;
+    }
   }
+  ::closedir(tasks);
   return children;
 }
 
@@ -554,25 +567,22 @@ RaisedFileLimit RaiseFileLimit() {
 
 namespace {
 
+// The decimal number `text` starts with; nullopt for anything else ("max", nothing).
+std::optional<uint64_t> NumberAt(const char* text) {
+  if (*text < '0' || *text > '9') return std::nullopt;
+  return std::strtoull(text, nullptr, 10);
+}
+
 std::optional<uint64_t> ReadNumber(const std::string& path) {
-  std::ifstream in(path);
-  unsigned long long value = 0;
-  if (!(in >> value)) return std::nullopt;
-  return value;
+  return NumberAt(ReadSmallFile(path, 64).value_or("").c_str());
 }
 
 // The fourth field of /proc/loadavg: "running/total" scheduling entities.
 std::optional<uint64_t> TasksThatExist() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c, tasks;
-  if (!(in >> a >> b >> c >> tasks)) return std::nullopt;
-  const auto slash = tasks.find('/');
+  const std::string text = ReadSmallFile("/proc/loadavg", 256).value_or("");
+  const auto slash = text.find('/');
   if (slash == std::string::npos) return std::nullopt;
-  try {
-    return std::stoull(tasks.substr(slash + 1));
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  return NumberAt(text.c_str() + slash + 1);
 }
 
 std::optional<uint64_t> FreeBelow(std::optional<uint64_t> limit, std::optional<uint64_t> used) {
@@ -603,7 +613,7 @@ void ReadCgroupPidsUnder(const std::filesystem::path& root, const std::string& r
 // ("0::/path" under /sys/fs/cgroup) or the v1 pids controller ("N:pids:/path" under
 // /sys/fs/cgroup/pids); a v2 hierarchy without the pids controller has no pids.max files.
 void ReadCgroupPids(PidLimits& limits) {
-  std::ifstream self("/proc/self/cgroup");
+  std::istringstream self(ReadSmallFile("/proc/self/cgroup").value_or(""));
   std::string line;
   while (std::getline(self, line)) {
     const auto first = line.find(':');

@@ -6,8 +6,6 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 
 namespace cpplaunch {
 namespace {
@@ -33,16 +31,6 @@ TEST_CASE("A process that is gone reads as nothing", "[agent][proc_reader]") {
   CHECK_FALSE(TreeCpuTicks(1 << 23));
   CHECK(ReadWchan(1 << 23).empty());
   CHECK(ChildrenOf(1 << 23).empty());
-}
-
-TEST_CASE("ReadSmallFile reads whole files up to a limit", "[agent][proc_reader]") {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("proc_reader_test_" + std::to_string(::getpid()));
-  std::ofstream(path) << std::string(10000, 'x');
-  CHECK(ReadSmallFile(path)->size() == 10000);
-  CHECK(ReadSmallFile(path, 100)->size() == 100);
-  std::filesystem::remove(path);
-  CHECK_FALSE(ReadSmallFile(path));
 }
 
 }  // namespace
