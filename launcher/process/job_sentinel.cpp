@@ -13,6 +13,7 @@
 
 #include "base/fd_io.h"
 #include "launcher/process/posix_sys.h"
+#include "launcher/process/sentinel_process.h"
 
 namespace cpplaunch {
 namespace {
@@ -67,17 +68,15 @@ void RemoveStaleJobCgroups(const std::string& parent) {
   }
 }
 
-// Creates "<own cgroup>/cpplaunch-<pid>-<n>"; nullopt when cgroup v2 is absent or read-only.
-// The counter keeps names unique within the agent (the fallback Start makes a second one); the
-// pid keeps them unique across agents sharing a parent cgroup.
-std::optional<std::string> CreateJobCgroup() {
-  static int counter = 0;
+// Creates "<own cgroup>/cpplaunch-<agent pid>-<n>"; nullopt when cgroup v2 is absent or
+// read-only. The pid keeps names unique across agents sharing a parent cgroup; n, the first free
+// number, those of one process (tests start several sentinels).
+std::optional<std::string> CreateJobCgroup(pid_t agent_pid) {
   std::optional<std::string> parent = OwnCgroupDir();
   if (!parent) return std::nullopt;
   RemoveStaleJobCgroups(*parent);
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    std::string dir =
-        *parent + "/cpplaunch-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  for (int n = 0; n < 16; ++n) {
+    std::string dir = *parent + "/cpplaunch-" + std::to_string(agent_pid) + "-" + std::to_string(n);
     if (::mkdir(dir.c_str(), 0755) == 0) return dir;
     if (LastError() != EEXIST) return std::nullopt;
   }
@@ -88,28 +87,28 @@ UniqueFd OpenControl(const std::string& dir, const char* name, int flags) {
   return UniqueFd(::open((dir + "/" + name).c_str(), flags | O_CLOEXEC));
 }
 
-// A job cgroup with the control files the agent and the sentinel use.
-struct JobCgroup {
-  std::string dir;
-  UniqueFd kill;    // cgroup.kill: one write kills every process inside
-  UniqueFd events;  // cgroup.events: the sentinel waits on it for the cgroup to empty
-  UniqueFd procs;   // cgroup.procs: a vforked child joins by writing "0"
-};
-
 // Creates the job cgroup and opens its control files; nullopt (and no directory left behind)
-// when any of them is missing (no cgroup.kill before Linux 5.14) or not accessible.
-std::optional<JobCgroup> OpenJobCgroup() {
-  std::optional<std::string> dir = CreateJobCgroup();
+// when any of them is missing (no cgroup.kill before Linux 5.14) or not accessible. Runs in the
+// sentinel (SentinelPlan::make_cgroup): about 0.25 ms of the agent's start before its first
+// worker here, now spent on the other core while the agent prepares the job.
+std::optional<posix::JobCgroupFiles> MakeJobCgroup(pid_t agent_pid) {
+  std::optional<std::string> dir = CreateJobCgroup(agent_pid);
   if (!dir) return std::nullopt;
   {
-    JobCgroup cgroup{*dir, OpenControl(*dir, "cgroup.kill", O_WRONLY),
-                     OpenControl(*dir, "cgroup.events", O_RDONLY),
-                     OpenControl(*dir, "cgroup.procs", O_WRONLY)};
+    posix::JobCgroupFiles cgroup{*dir, OpenControl(*dir, "cgroup.kill", O_WRONLY),
+                                 OpenControl(*dir, "cgroup.events", O_RDONLY),
+                                 OpenControl(*dir, "cgroup.procs", O_WRONLY),
+                                 UniqueFd(::open(dir->c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC))};
     if (cgroup.kill && cgroup.events && cgroup.procs) return cgroup;
   }  // whatever was opened is closed before the directory goes
   ::rmdir(dir->c_str());
   return std::nullopt;
 }
+
+// How long the agent waits for the sentinel's cgroup at its first worker: the sentinel needs
+// well under a millisecond, so only a sentinel that is stopped or starved waits this long, and
+// the job then runs with process groups only.
+constexpr int kCgroupReportMs = 2000;
 
 }  // namespace
 
@@ -117,49 +116,33 @@ std::unique_ptr<JobSentinel> JobSentinel::Start(JobSentinelOptions options) {
   std::unique_ptr<JobSentinel> sentinel(new JobSentinel());
   auto [agent_end, sentinel_end] = posix::SeqpacketPair();
   sentinel->socket_fd_ = std::move(agent_end);
-  std::optional<JobCgroup> cgroup;
-  if (options.use_cgroup) cgroup = OpenJobCgroup();
-  if (cgroup) {
-    sentinel->cgroup_path_ = cgroup->dir;
-    sentinel->kill_fd_ = std::move(cgroup->kill);
-    sentinel->procs_fd_ = std::move(cgroup->procs);
-  }
-
   posix::SentinelPlan plan;
   plan.socket_fd = sentinel_end.get();
-  plan.cgroup_kill_fd = sentinel->kill_fd_.get();
-  plan.cgroup_events_fd = cgroup ? cgroup->events.get() : -1;
-  plan.cgroup_dir = cgroup ? sentinel->cgroup_path_.c_str() : nullptr;
   plan.agent_pid = ::getpid();
-  // If the fork fails, every descriptor above is closed by its owner on the way out.
+  if (options.use_cgroup) plan.make_cgroup = &MakeJobCgroup;
+  // If the fork fails, both ends are closed by their owners on the way out.
   sentinel->pid_ = posix::SpawnSentinel(plan);
   sentinel->pidfd_ = posix::PidfdOpen(sentinel->pid_).fd;  // empty on Linux < 5.3
-  // The sentinel has its own copies; the agent keeps only its end of the socket.
-  sentinel_end.reset();
-  if (cgroup) cgroup->events.reset();
-
-  if (cgroup && !sentinel->ProbeCgroup()) {
-    // Stuck inside: the sentinel would kill itself with the cgroup; start without it.
-    posix::SignalChild(sentinel->pid_, sentinel->pidfd_.get(), SIGKILL);
-    posix::WaitChildExit(sentinel->pid_, sentinel->pidfd_.get(), 1000);
-    ::rmdir(cgroup->dir.c_str());
-    JobSentinelOptions fallback = options;
-    fallback.use_cgroup = false;
-    return Start(fallback);
-  }
-  return sentinel;
+  sentinel->cgroup_pending_ = options.use_cgroup;
+  return sentinel;  // the sentinel's end closes here: it has its own copy
 }
 
 // Whether processes may really be put into the job cgroup (delegation, the "no internal
 // processes" rule) is learnt from the first worker, not probed with a throwaway child before it:
 // workers are born inside with clone3(CLONE_INTO_CGROUP), and a refusal creates no process (see
-// CloneIntoCgroupRefused). Only without clone3 (Linux < 5.7), where workers migrate, is the
-// sentinel moved in and back out first. Returns false only when the sentinel could be moved in
-// but not out again.
-bool JobSentinel::ProbeCgroup() {
-  dir_fd_.reset(::open(cgroup_path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd_) return true;
-  return ProbeMigration();
+// CloneIntoCgroupRefused). Only without the directory's descriptor, where workers migrate, is the
+// sentinel moved in and back out first; one stuck inside is handled as in CloneIntoCgroupRefused.
+void JobSentinel::AwaitCgroup() {
+  if (!cgroup_pending_) return;
+  cgroup_pending_ = false;
+  std::optional<posix::JobCgroupFiles> cgroup =
+      posix::ReceiveSentinelCgroup(socket_fd_.get(), kCgroupReportMs);
+  if (!cgroup) return;
+  cgroup_path_ = std::move(cgroup->dir);
+  kill_fd_ = std::move(cgroup->kill);
+  procs_fd_ = std::move(cgroup->procs);
+  dir_fd_ = std::move(cgroup->dir_fd);
+  if (!dir_fd_) (void)ProbeMigration();
 }
 
 bool JobSentinel::ProbeMigration() {
@@ -174,6 +157,7 @@ bool JobSentinel::ProbeMigration() {
 }
 
 void JobSentinel::CloneIntoCgroupRefused(int error) {
+  AwaitCgroup();
   dir_fd_.reset();
   if (posix::OutOfResources(error)) return;  // not the cgroup's doing: migrate the next ones
   if (!posix::CloneIntoCgroupUnsupported(error)) {
@@ -194,6 +178,8 @@ void JobSentinel::DropCgroup() {
 
 void JobSentinel::Quit() {
   if (!socket_fd_) return;
+  // A report never awaited stays unread: the sentinel removes its cgroup itself.
+  cgroup_pending_ = false;
   Send(posix::kSentinelQuit, 0);
   // Closed at once: should the Quit not have fit, EOF still ends the sentinel's loop.
   socket_fd_.reset();
@@ -217,6 +203,7 @@ bool JobSentinel::Watch(pid_t pgid) { return Send(posix::kSentinelWatch, pgid); 
 bool JobSentinel::Forget(pid_t pgid) { return Send(posix::kSentinelForget, pgid); }
 
 void JobSentinel::KillCgroup() {
+  AwaitCgroup();
   if (!kill_fd_) return;
   (void)WriteSome(kill_fd_.get(), "1");
   // Seen on Linux 6.18: once a cgroup has been killed, every child later born into it with

@@ -9,11 +9,13 @@
 //      The agent tells it each worker's process group (Watch) and retires them after a clean
 //      stop (Forget). When the agent dies, the kernel closes the agent's end; the sentinel reads
 //      EOF at once and SIGKILLs every watched process group (and each leader pid), then the
-//      job cgroup. Only async-signal-safe calls run in the sentinel, so forking it from a
-//      multithreaded process is safe; it does not exec.
+//      job cgroup. It does not exec: it runs the agent's code once, to create the job cgroup
+//      (so Start() must run while the agent has one thread), then async-signal-safe calls only.
 //   2. When a cgroup v2 hierarchy is mounted and writable (root, or a delegated subtree) and
 //      has cgroup.kill (Linux >= 5.14), a job cgroup "cpplaunch-<agentpid>-<n>" is created
 //      below the agent's own cgroup and every worker is born in it (or joins it before exec).
+//      The sentinel creates it as soon as it is forked and hands the agent its control files,
+//      so that this runs on another core while the agent prepares the job.
 //      Descendants cannot leave a cgroup by setsid() or double forking, so cgroup.kill reaches
 //      even daemonized grandchildren, which process groups do not. Whether a process may be
 //      put there is learnt from the first worker's birth (or, without clone3, probed once by
@@ -26,7 +28,9 @@
 // why not process groups alone: grandchildren that daemonize escape them.
 //
 // Threads: not thread-safe; use from the agent's loop thread. No method blocks except Start()
-// (one fork and a short handshake) and the destructor (waits up to 4 s for the sentinel).
+// (one fork), the first one that needs the job cgroup (it waits for the sentinel's report, up to
+// 2 s; well under a millisecond normally, and already there when the first worker starts) and
+// the destructor (waits up to 4 s for the sentinel).
 
 #include <sys/types.h>
 
@@ -43,8 +47,9 @@ struct JobSentinelOptions {
 
 class JobSentinel {
  public:
-  // Forks the sentinel (and creates the job cgroup if possible). Call early in main, before
-  // other threads exist. Throws std::system_error if the socket pair or the fork fails.
+  // Forks the sentinel, which creates the job cgroup if possible. Call early in main, before
+  // other threads exist (the sentinel runs the agent's code to create the cgroup). Throws
+  // std::system_error if the socket pair or the fork fails.
   static std::unique_ptr<JobSentinel> Start(JobSentinelOptions options = {});
 
   // Clean shutdown: Quit() if not done yet, then reaps the sentinel, waiting up to 3 s, then
@@ -78,21 +83,34 @@ class JobSentinel {
 
   // Write end of the job cgroup's cgroup.procs (close-on-exec) for children to join it by
   // writing "0"; -1 without a cgroup.
-  int cgroup_procs_fd() const { return procs_fd_.get(); }
+  int cgroup_procs_fd() {
+    AwaitCgroup();
+    return procs_fd_.get();
+  }
   // The job cgroup's directory (O_PATH, close-on-exec) when children can be born inside it
   // with clone3(CLONE_INTO_CGROUP) (Linux >= 5.7); -1 otherwise (join by cgroup_procs_fd).
-  int cgroup_dir_fd() const { return dir_fd_.get(); }
-  bool has_cgroup() const { return procs_fd_.valid(); }
-  const std::string& cgroup_path() const { return cgroup_path_; }  // empty without a cgroup
+  int cgroup_dir_fd() {
+    AwaitCgroup();
+    return dir_fd_.get();
+  }
+  bool has_cgroup() {
+    AwaitCgroup();
+    return procs_fd_.valid();
+  }
+  const std::string& cgroup_path() {  // empty without a cgroup
+    AwaitCgroup();
+    return cgroup_path_;
+  }
   pid_t pid() const { return pid_; }
 
  private:
   JobSentinel() = default;
   bool Send(char op, pid_t value);
-  bool ProbeCgroup();     // false: the sentinel is stuck inside the job cgroup
+  void AwaitCgroup();     // takes the sentinel's report once, if one is due
   bool ProbeMigration();  // moves the sentinel in and out; false: stuck inside
   void DropCgroup();      // stops using the job cgroup (process groups only)
 
+  bool cgroup_pending_ = false;  // the sentinel's report is due and not taken yet
   pid_t pid_ = -1;
   UniqueFd pidfd_;      // the sentinel's pidfd: its pid may be reused once someone reaps it
   UniqueFd socket_fd_;  // the agent's end

@@ -26,6 +26,7 @@
 
 #include "base/fd_io.h"
 #include "base/small_file.h"
+#include "launcher/process/posix_child.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -36,62 +37,10 @@ namespace {
 
 // ---- Helpers that run in a forked child: async-signal-safe system calls only, no allocation.
 
-// base's WriteSome is safe here (write(2) and errno, nothing else). It gives up on a full
-// non-blocking descriptor instead of waiting: a child that cannot report must still exit.
-void WriteText(int fd, const char* text) {
-  (void)WriteSome(fd, std::string_view(text, std::strlen(text)));
-}
-
-// Formats a non-negative number into `buf` (at least 12 bytes).
-const char* FormatNumber(long value, char* buf) {
-  char* end = buf + 11;
-  *end = '\0';
-  char* p = end;
-  do {
-    *--p = static_cast<char>('0' + value % 10);
-    value /= 10;
-  } while (value > 0 && p > buf);
-  return p;
-}
-
 // glibc's message table: no locale, no allocation (unlike strerror and base's ErrorText).
 const char* ChildErrorText(int err) {
   const char* text = ::strerrordesc_np(err);
   return text != nullptr ? text : "unknown error";
-}
-
-void DefaultDispositions() {
-  struct sigaction action {};
-  action.sa_handler = SIG_DFL;
-  for (int signo = 1; signo < NSIG; ++signo) {
-    if (signo == SIGKILL || signo == SIGSTOP) continue;
-    ::sigaction(signo, &action, nullptr);  // fails harmlessly for glibc's reserved signals
-  }
-}
-
-void UnblockAll() {
-  sigset_t empty;
-  ::sigemptyset(&empty);
-  ::sigprocmask(SIG_SETMASK, &empty, nullptr);
-}
-
-// Closes every descriptor >= 3 except those in `keep` (sorted ascending, all >= 3).
-void CloseAllExcept(const int* keep, int count) {
-  unsigned int low = 3;
-  for (int i = 0; i <= count; ++i) {
-    unsigned int high = i < count ? static_cast<unsigned int>(keep[i]) : ~0U;
-    if (high > low) {
-      unsigned int last = i < count ? high - 1 : ~0U;
-      if (::syscall(SYS_close_range, low, last, 0) != 0) {
-        // Linux < 5.9: close one by one up to the descriptor limit.
-        struct rlimit limit {};
-        ::getrlimit(RLIMIT_NOFILE, &limit);
-        rlim_t top = std::min<rlim_t>(limit.rlim_cur, last == ~0U ? limit.rlim_cur : last + 1);
-        for (rlim_t fd = low; fd < top; ++fd) ::close(static_cast<int>(fd));
-      }
-    }
-    if (i < count) low = static_cast<unsigned int>(keep[i]) + 1;
-  }
 }
 
 // Appends `text` to the fixed buffer [*pos, end), truncating.
@@ -181,123 +130,6 @@ rlim_t g_inherited_nofile_soft = 0;
   if (saw_eacces && (last_error == ENOENT || last_error == ENOTDIR)) last_error = EACCES;
   int code = (last_error == ENOENT || last_error == ENOTDIR) ? 127 : 126;
   ChildFail(err_fd, plan, nullptr, last_error, code);
-}
-
-// Blocks every signal around fork so that no handler of the agent (boost::asio's, which writes
-// to the agent's own wake-up pipe) can run in the child before it resets dispositions.
-class SignalBlock {
- public:
-  SignalBlock() {
-    sigset_t all;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
-  }
-  ~SignalBlock() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
-  SignalBlock(const SignalBlock&) = delete;
-  SignalBlock& operator=(const SignalBlock&) = delete;
-
- private:
-  sigset_t saved_;
-};
-
-// ---- The sentinel's body (runs in a forked child; async-signal-safe calls only).
-
-constexpr int kMaxWatched = 8192;
-
-long MonotonicMs() {
-  struct timespec now {};
-  ::clock_gettime(CLOCK_MONOTONIC, &now);
-  return now.tv_sec * 1000 + now.tv_nsec / 1000000;
-}
-
-bool CgroupPopulated(int events_fd) {
-  char buf[256];
-  ssize_t n = ::pread(events_fd, buf, sizeof(buf) - 1, 0);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  return std::strstr(buf, "populated 1") != nullptr;
-}
-
-// Waits (bounded) until the cgroup is empty; cgroup.events signals POLLPRI on every change.
-void WaitCgroupEmpty(int events_fd, long timeout_ms) {
-  long deadline = MonotonicMs() + timeout_ms;
-  while (CgroupPopulated(events_fd)) {
-    long left = deadline - MonotonicMs();
-    if (left <= 0) return;
-    struct pollfd pfd = {events_fd, POLLPRI, 0};
-    ::poll(&pfd, 1, static_cast<int>(std::min(left, 50L)));
-  }
-}
-
-void SentinelSetup(const SentinelPlan& plan) {
-  ::setsid();  // out of the agent's session: terminal signals and hangups do not reach it
-  ::prctl(PR_SET_NAME, "cpplaunch-sentinel");  // ps shows "cpplaunch-senti" (15 characters)
-  DefaultDispositions();
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  for (int signo :
-       {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
-    ::sigaction(signo, &ignore, nullptr);
-  }
-  UnblockAll();  // only now: a signal sent to the agent's pid just before the fork is harmless
-  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (null_fd >= 0) {
-    ::dup2(null_fd, 0);
-    ::dup2(null_fd, 1);  // never hold the agent's stdout pipe open
-  }
-  int keep[3];
-  int count = 0;
-  for (int fd : {plan.socket_fd, plan.cgroup_kill_fd, plan.cgroup_events_fd}) {
-    if (fd >= 3) keep[count++] = fd;
-  }
-  for (int i = 1; i < count; ++i) {  // insertion sort: CloseAllExcept wants ascending order
-    for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
-  }
-  CloseAllExcept(keep, count);
-}
-
-[[noreturn]] void SentinelMain(const SentinelPlan& plan) {
-  SentinelSetup(plan);
-  static pid_t watched[kMaxWatched];
-  int count = 0;
-  bool clean = false;
-  for (;;) {
-    SentinelMessage message{};
-    // SOCK_SEQPACKET keeps message boundaries: one recv is one whole message (or EOF).
-    const IoResult r = RecvSome(plan.socket_fd, reinterpret_cast<char*>(&message), sizeof(message));
-    if (!r.ok()) break;  // EOF: the agent is gone (the kernel closed its end, however it died)
-    if (r.bytes != sizeof(message)) continue;
-    if (message.op == kSentinelQuit) {
-      clean = true;
-      break;
-    }
-    if (message.op == kSentinelWatch && count < kMaxWatched) watched[count++] = message.value;
-    if (message.op == kSentinelForget) {
-      for (int i = 0; i < count; ++i) {
-        if (watched[i] == message.value) watched[i] = watched[--count];
-      }
-    }
-  }
-  int killed = 0;
-  for (int i = 0; i < count; ++i) {
-    bool group = ::kill(-watched[i], SIGKILL) == 0;
-    bool leader = ::kill(watched[i], SIGKILL) == 0;
-    if (group || leader) ++killed;
-  }
-  if (plan.cgroup_kill_fd >= 0) (void)WriteSome(plan.cgroup_kill_fd, "1");
-  if (!clean) {
-    char a[12], b[12];
-    WriteText(2, "cpplaunch: agent (pid ");
-    WriteText(2, FormatNumber(plan.agent_pid, a));
-    WriteText(2, ") died; its sentinel killed ");
-    WriteText(2, FormatNumber(killed, b));
-    WriteText(2, " worker process group(s) and the job cgroup\n");
-  }
-  if (plan.cgroup_dir != nullptr) {
-    if (plan.cgroup_events_fd >= 0) WaitCgroupEmpty(plan.cgroup_events_fd, 2000);
-    ::rmdir(plan.cgroup_dir);
-  }
-  ::_exit(0);
 }
 
 // Without a job cgroup to be born into (none writable, Linux < 5.7, or after cgroup.kill):
@@ -481,17 +313,6 @@ bool SignalChild(pid_t pid, int pidfd, int signo) {
   return KillProcess(pid, signo);
 }
 
-pid_t SpawnSentinel(const SentinelPlan& plan) {
-  pid_t pid;
-  {
-    SignalBlock block;
-    pid = ::fork();
-    if (pid == 0) SentinelMain(plan);
-  }
-  if (pid < 0) ThrowLastError("fork (sentinel)");
-  return pid;
-}
-
 pid_t ForkHelper() {
   const pid_t parent = ::getpid();
   pid_t pid;
@@ -517,24 +338,6 @@ std::pair<UniqueFd, UniqueFd> CloexecPipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) ThrowLastError("pipe2");
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-std::pair<UniqueFd, UniqueFd> SeqpacketPair() {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
-    ThrowLastError("socketpair");
-  }
-  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
-}
-
-// MSG_DONTWAIT: the agent never blocks on a sentinel that stopped reading (stopped by a
-// debugger, say); the caller is told and containment rests on the other layers.
-bool SendSentinelMessage(int fd, const SentinelMessage& message) {
-  ssize_t n;
-  do {
-    n = ::send(fd, &message, sizeof(message), MSG_DONTWAIT | MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  return n == static_cast<ssize_t>(sizeof(message));
 }
 
 FileLimit CurrentFileLimit() {

@@ -1,6 +1,7 @@
 #pragma once
 // The launcher's system calls for processes: fork/exec, pidfd, wait, kill, prctl, close_range
-// and the sentinel's body. Nothing else in launcher/ forks, waits, kills or reads errno for
+// (the sentinel's body and its socket are in sentinel_process.h, the calls a forked child may
+// make in posix_child.h). Nothing else in launcher/ forks, waits, kills or reads errno for
 // processes. Thin, stateless wrappers; the policy lives in the callers.
 //
 // Descriptors this layer creates are returned as UniqueFd (base/unique_fd.h); descriptors it is
@@ -125,34 +126,6 @@ pid_t ForkHelper();
 [[noreturn]] void ExitHelper(int code);
 // pipe2(O_CLOEXEC): {read end, write end}. Throws.
 std::pair<UniqueFd, UniqueFd> CloexecPipe();
-
-// --- JobSentinel support -------------------------------------------------------------------
-
-// One message from the agent to the sentinel over the SOCK_SEQPACKET pair.
-struct SentinelMessage {
-  char op;      // kSentinelWatch, kSentinelForget, kSentinelQuit
-  pid_t value;  // a process group id
-};
-constexpr char kSentinelWatch = 'W';
-constexpr char kSentinelForget = 'F';
-constexpr char kSentinelQuit = 'Q';
-
-// Resources the sentinel keeps; every other descriptor is closed in it.
-struct SentinelPlan {
-  int socket_fd = -1;                // its end of the pair
-  int cgroup_kill_fd = -1;           // <job cgroup>/cgroup.kill opened for writing, or -1
-  int cgroup_events_fd = -1;         // <job cgroup>/cgroup.events, or -1
-  const char* cgroup_dir = nullptr;  // removed when empty; null without a cgroup
-  pid_t agent_pid = 0;
-};
-// Forks the sentinel process, which runs until its socket reads EOF or kSentinelQuit, then kills
-// every watched process group (and the cgroup), removes the cgroup and exits. Throws.
-pid_t SpawnSentinel(const SentinelPlan& plan);
-
-// socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC): two connected ends. Throws.
-std::pair<UniqueFd, UniqueFd> SeqpacketPair();
-// Sends one message without blocking and without SIGPIPE; false if the peer is gone or full.
-bool SendSentinelMessage(int fd, const SentinelMessage& message);
 
 // --- Descriptor limit ------------------------------------------------------------------------
 

@@ -116,6 +116,8 @@ TEST_CASE("JobSentinel removes job cgroups of agents that are gone", "[launcher]
   std::string stale = parent + "/cpplaunch-" + std::to_string(dead) + "-0";
   REQUIRE(::mkdir(stale.c_str(), 0755) == 0);
   std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start();
+  // The sentinel sweeps stale cgroups before it makes the job's: done once the job's is known.
+  REQUIRE(sentinel->has_cgroup());
   struct stat st {};
   CHECK(::stat(stale.c_str(), &st) != 0);
   ::rmdir(stale.c_str());
