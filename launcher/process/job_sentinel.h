@@ -38,6 +38,7 @@
 #include <string>
 
 #include "base/unique_fd.h"
+#include "launcher/process/sentinel_process.h"
 
 namespace cpplaunch {
 
@@ -106,7 +107,8 @@ class JobSentinel {
  private:
   JobSentinel() = default;
   bool Send(char op, pid_t value);
-  void AwaitCgroup();     // takes the sentinel's report once, if one is due
+  void AwaitCgroup();                             // takes the sentinel's report once, if one is due
+  void TakeCgroup(posix::JobCgroupFiles cgroup);  // the job cgroup's files, from either side
   bool ProbeMigration();  // moves the sentinel in and out; false: stuck inside
   void DropCgroup();      // stops using the job cgroup (process groups only)
 

@@ -1,9 +1,9 @@
 #include "launcher/process/sentinel_process.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -110,10 +110,18 @@ void SendCgroupReport(int fd, const JobCgroupFiles* cgroup) {
   } while (n < 0 && errno == EINTR);
 }
 
-// The job cgroup, made and reported when the plan asks for one; empty otherwise. The agent
-// now holds cgroup.procs and the directory; the sentinel keeps only what its end needs.
-JobCgroupFiles MakeAndReportCgroup(const SentinelPlan& plan) {
+// The job cgroup the sentinel looks after: the agent's (the fork copied its descriptors), or
+// made and reported here when the plan asks for one; empty otherwise. The agent holds
+// cgroup.procs and the directory; the sentinel keeps only what its end needs (SentinelSetup
+// closes the rest).
+JobCgroupFiles SentinelCgroup(const SentinelPlan& plan) {
   JobCgroupFiles cgroup;
+  if (plan.cgroup != nullptr) {
+    cgroup.dir = plan.cgroup->dir;
+    cgroup.kill.reset(plan.cgroup->kill.get());
+    cgroup.events.reset(plan.cgroup->events.get());
+    return cgroup;
+  }
   if (plan.make_cgroup == nullptr) return cgroup;
   std::optional<JobCgroupFiles> made;
   try {
@@ -132,7 +140,7 @@ JobCgroupFiles MakeAndReportCgroup(const SentinelPlan& plan) {
 // `affinity`: the agent's CPU set, taken back once the cgroup is reported (see MoveToAnotherCore).
 // The cgroup comes first, while every signal is still blocked, because the agent waits for it.
 [[noreturn]] void SentinelMain(const SentinelPlan& plan, const cpu_set_t* affinity) {
-  const JobCgroupFiles cgroup = MakeAndReportCgroup(plan);
+  const JobCgroupFiles cgroup = SentinelCgroup(plan);
   if (affinity != nullptr) (void)::sched_setaffinity(0, sizeof(*affinity), affinity);
   SentinelSetup(plan, cgroup);
   static pid_t watched[kMaxWatched];
@@ -198,6 +206,12 @@ void MoveToAnotherCore(pid_t pid, const cpu_set_t& allowed) {
 }
 
 }  // namespace
+
+bool AnotherCpuAllowed() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  return ::sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 1;
+}
 
 pid_t SpawnSentinel(const SentinelPlan& plan) {
   cpu_set_t allowed;

@@ -34,11 +34,18 @@ struct JobCgroupFiles {
 struct SentinelPlan {
   int socket_fd = -1;  // the sentinel's end of the pair; every other descriptor is closed in it
   pid_t agent_pid = 0;
-  // Null: no job cgroup. Else called once in the sentinel, after its setup and before its loop,
-  // to make the job cgroup of `agent_pid`; nullopt when it cannot. It may allocate and throw:
-  // the agent had one thread when it forked.
+  // Null: no job cgroup to make. Else called once in the sentinel, first thing, to make the job
+  // cgroup of `agent_pid`; nullopt when it cannot. It may allocate and throw: the agent had one
+  // thread when it forked.
   std::optional<JobCgroupFiles> (*make_cgroup)(pid_t agent_pid) = nullptr;
+  // Or the job cgroup the agent made itself before the fork (AnotherCpuAllowed() false): the
+  // sentinel keeps its copies of `kill` and `events` and sends no report.
+  const JobCgroupFiles* cgroup = nullptr;
 };
+
+// Whether this process may run on more than one CPU (sched_getaffinity), so that a sentinel
+// moved to another one makes the job cgroup beside the agent instead of after it.
+bool AnotherCpuAllowed();
 
 // Forks the sentinel. With plan.make_cgroup it first makes the job cgroup, moved to another core
 // the agent may use (when there is one) so that the agent goes on preparing the job meanwhile,

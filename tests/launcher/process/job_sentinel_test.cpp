@@ -3,6 +3,7 @@
 
 #include "launcher/process/job_sentinel.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,10 +29,17 @@ using testing::TestWorkerSpec;
 
 // Runs in a forked child that plays the agent: sentinel, group, workers with descendants.
 // Writes every descendant's pid (and the cgroup path) to `pids_file`, then "go" on `ready_fd`,
-// then runs its loop until the test SIGKILLs it.
+// then runs its loop until the test SIGKILLs it. `one_cpu`: the agent may run on one CPU only,
+// so it makes the job cgroup itself instead of the sentinel (JobSentinel::Start).
 [[noreturn]] void FakeAgent(const std::string& pids_file, int ready_fd, bool use_cgroup,
-                            int daemons) {
+                            int daemons, bool one_cpu) {
   ::alarm(30);  // never outlive a broken test
+  if (one_cpu) {
+    cpu_set_t here;
+    CPU_ZERO(&here);
+    CPU_SET(::sched_getcpu(), &here);
+    REQUIRE(::sched_setaffinity(0, sizeof(here), &here) == 0);
+  }
   std::unique_ptr<JobSentinel> sentinel = JobSentinel::Start(JobSentinelOptions{use_cgroup});
   boost::asio::io_context io;
   auto group = MakePosixWorkerGroup(io, PosixWorkerGroupOptions{sentinel.get(), 5s, true});
@@ -55,8 +63,10 @@ using testing::TestWorkerSpec;
 }
 
 TEST_CASE("Nothing outlives an agent killed with SIGKILL", "[launcher][process][sentinel]") {
-  bool use_cgroup = GENERATE(true, false);
-  INFO("use_cgroup=" << use_cgroup);
+  const int variant = GENERATE(0, 1, 2);
+  const bool use_cgroup = variant != 1;
+  const bool one_cpu = variant == 2;
+  INFO("use_cgroup=" << use_cgroup << " one_cpu=" << one_cpu);
   TempDir tmp;
   std::string pids_file = tmp.File("pids");
   Pipe ready;
@@ -64,7 +74,7 @@ TEST_CASE("Nothing outlives an agent killed with SIGKILL", "[launcher][process][
   int daemons = use_cgroup ? 1 : 0;
   pid_t agent = ::fork();
   REQUIRE(agent >= 0);
-  if (agent == 0) FakeAgent(pids_file, ready.write_fd(), use_cgroup, daemons);
+  if (agent == 0) FakeAgent(pids_file, ready.write_fd(), use_cgroup, daemons, one_cpu);
   ready.CloseWrite();
   std::string cgroup = ready.ReadUntil("\n", 10s);
   REQUIRE(!cgroup.empty());
