@@ -88,9 +88,9 @@ UniqueFd OpenControl(const std::string& dir, const char* name, int flags) {
 }
 
 // Creates the job cgroup and opens its control files; nullopt (and no directory left behind)
-// when any of them is missing (no cgroup.kill before Linux 5.14) or not accessible. Runs in the
-// sentinel (SentinelPlan::make_cgroup): about 0.25 ms of the agent's start before its first
-// worker here, now spent on the other core while the agent prepares the job.
+// when any of them is missing (no cgroup.kill before Linux 5.14) or not accessible. About
+// 0.25 ms here: it runs in the sentinel (SentinelPlan::make_cgroup), on the other core while the
+// agent prepares the job, unless the agent may use only one CPU (see Start).
 std::optional<posix::JobCgroupFiles> MakeJobCgroup(pid_t agent_pid) {
   std::optional<std::string> dir = CreateJobCgroup(agent_pid);
   if (!dir) return std::nullopt;

@@ -15,7 +15,8 @@
 //      has cgroup.kill (Linux >= 5.14), a job cgroup "cpplaunch-<agentpid>-<n>" is created
 //      below the agent's own cgroup and every worker is born in it (or joins it before exec).
 //      The sentinel creates it as soon as it is forked and hands the agent its control files,
-//      so that this runs on another core while the agent prepares the job.
+//      so that this runs on another core while the agent prepares the job (the agent creates
+//      it itself when it may use only one CPU).
 //      Descendants cannot leave a cgroup by setsid() or double forking, so cgroup.kill reaches
 //      even daemonized grandchildren, which process groups do not. Whether a process may be
 //      put there is learnt from the first worker's birth (or, without clone3, probed once by
