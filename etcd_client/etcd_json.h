@@ -33,22 +33,10 @@ RangeResult ParseRange(std::string_view body);
 int64_t ParsePut(std::string_view body);     // the put's revision
 int64_t ParseDelete(std::string_view body);  // how many keys were deleted
 TxnResult ParseTxn(std::string_view body);
-struct LeaseGrant {
-  int64_t id = 0;
-  std::chrono::seconds ttl{0};  // as granted: etcd may raise a short one to its minimum
-};
 LeaseGrant ParseLeaseGrant(std::string_view body);
 std::chrono::seconds ParseKeepAlive(std::string_view body);  // 0: the lease is gone
 
 // One line of a watch stream.
-struct WatchMessage {
-  bool created = false;
-  bool canceled = false;
-  int64_t revision = 0;          // header.revision
-  int64_t compact_revision = 0;  // set when canceled because the start revision was compacted
-  std::string cancel_reason;     // etcd's reason, or the error of an {"error":...} line
-  std::vector<WatchEvent> events;
-};
 WatchMessage ParseWatchMessage(std::string_view line);
 
 // etcd's message from an error answer ({"error":..,"message":..,"code":..}), or the body itself

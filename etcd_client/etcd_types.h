@@ -107,6 +107,22 @@ struct WatchEvent {
   KeyValue kv;  // for kDelete: the key and the deletion's revision (mod_revision) only
 };
 
+// A lease grant's answer.
+struct LeaseGrant {
+  int64_t id = 0;
+  std::chrono::seconds ttl{0};  // as granted: etcd may raise a short one to its minimum
+};
+
+// One message of a watch stream.
+struct WatchMessage {
+  bool created = false;
+  bool canceled = false;
+  int64_t revision = 0;          // header.revision
+  int64_t compact_revision = 0;  // set when canceled because the start revision was compacted
+  std::string cancel_reason;     // etcd's reason, or the error of an {"error":...} line
+  std::vector<WatchEvent> events;
+};
+
 // The range_end that makes [prefix, PrefixEnd(prefix)) every key starting with `prefix`: the
 // prefix with its last byte below 0xff incremented and what follows dropped; "\0" (every key)
 // when there is none.

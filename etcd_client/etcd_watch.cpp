@@ -129,7 +129,7 @@ struct Watch::State : Stoppable {
 
   // One message of the stream; false when the watch is over.
   bool Deliver(const std::string& line) {
-    json::WatchMessage message;
+    WatchMessage message;
     try {
       message = json::ParseWatchMessage(line);
     } catch (const EtcdError& error) {
@@ -153,7 +153,7 @@ struct Watch::State : Stoppable {
     return !stopped;
   }
 
-  std::string CancelReason(const json::WatchMessage& message) const {
+  std::string CancelReason(const WatchMessage& message) const {
     std::string why = "the etcd watch of " + QuoteKey(key);
     if (message.compact_revision > 0) {
       return why + " was cancelled: revision " + std::to_string(next_revision) +

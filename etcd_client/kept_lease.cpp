@@ -120,7 +120,7 @@ asio::awaitable<std::unique_ptr<KeptLease>> KeepLease(Client& client, std::chron
   auto impl = client.impl();
   std::string body =
       co_await impl->Call("lease grant", "/v3/lease/grant", json::LeaseGrantRequest(ttl));
-  json::LeaseGrant grant = json::ParseLeaseGrant(body);
+  LeaseGrant grant = json::ParseLeaseGrant(body);
   // etcd may have raised the ttl to its minimum: renew on what it granted.
   auto granted = grant.ttl.count() > 0 ? grant.ttl : ttl;
   auto state = std::make_shared<KeptLease::State>(impl, grant.id, granted, std::move(on_lost));

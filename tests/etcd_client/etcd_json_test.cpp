@@ -86,7 +86,7 @@ TEST_CASE("a transaction's answer: succeeded absent when false, the branch's ran
 
 TEST_CASE("lease answers: the granted id and ttl, a keep-alive without TTL is a lost lease",
           "[etcd_json]") {
-  json::LeaseGrant grant =
+  LeaseGrant grant =
       json::ParseLeaseGrant(R"({"header":{"revision":"3"},"ID":"4111120156712964619","TTL":"10"})");
   CHECK(grant.id == 4111120156712964619);
   CHECK(grant.ttl == std::chrono::seconds(10));
@@ -99,12 +99,12 @@ TEST_CASE("lease answers: the granted id and ttl, a keep-alive without TTL is a 
 }
 
 TEST_CASE("watch lines: created, PUT events without a type, DELETE, compaction", "[etcd_json]") {
-  json::WatchMessage created =
+  WatchMessage created =
       json::ParseWatchMessage(R"({"result":{"header":{"revision":"4"},"created":true}})");
   CHECK(created.created);
   CHECK(created.revision == 4);
   CHECK(created.events.empty());
-  json::WatchMessage events = json::ParseWatchMessage(R"({"result":{"header":{"revision":"6"},
+  WatchMessage events = json::ParseWatchMessage(R"({"result":{"header":{"revision":"6"},
       "events":[{"kv":{"key":"aw==","create_revision":"5","mod_revision":"5","version":"1",
       "value":"dg=="}},{"type":"DELETE","kv":{"key":"aw==","mod_revision":"6"}}]}})");
   REQUIRE(events.events.size() == 2);
@@ -112,11 +112,11 @@ TEST_CASE("watch lines: created, PUT events without a type, DELETE, compaction",
   CHECK(events.events[0].kv.value == "v");
   CHECK(events.events[1].kind == WatchEvent::kDelete);
   CHECK(events.events[1].kv.mod_revision == 6);
-  json::WatchMessage compacted = json::ParseWatchMessage(
+  WatchMessage compacted = json::ParseWatchMessage(
       R"({"result":{"header":{"revision":"9"},"canceled":true,"compact_revision":"8"}})");
   CHECK(compacted.canceled);
   CHECK(compacted.compact_revision == 8);
-  json::WatchMessage error = json::ParseWatchMessage(
+  WatchMessage error = json::ParseWatchMessage(
       R"({"error":{"grpc_code":14,"http_code":503,"message":"no leader","http_status":"x"}})");
   CHECK(error.canceled);
   CHECK(error.cancel_reason == "no leader");
