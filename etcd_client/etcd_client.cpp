@@ -8,6 +8,7 @@
 
 #include "etcd_client/etcd_client_impl.h"
 #include "etcd_client/etcd_json.h"
+#include "etcd_client/etcd_wire.h"
 #include "etcd_client/tls_module.h"
 
 namespace cpplaunch::etcd {
@@ -29,11 +30,12 @@ Task<void> Sleep(asio::any_io_executor executor, Clock::duration duration) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
 }
 
-// "etcd <what> refused by <member>: <etcd's message> (HTTP <status>)".
+// "etcd <what> refused by <member>: <etcd's message> (HTTP <status>)". The gateway's error
+// body is JSON; gRPC's message is plain text, which ErrorMessage gives back as it is.
 std::string Refusal(const std::string& what, const std::string& member, const std::string& body,
-                    int status) {
-  return "etcd " + what + " refused by " + member + ": " + json::ErrorMessage(body) + " (HTTP " +
-         std::to_string(status) + ")";
+                    const std::string& code) {
+  return "etcd " + what + " refused by " + member + ": " + json::ErrorMessage(body) + " (" + code +
+         ")";
 }
 
 }  // namespace
@@ -61,8 +63,18 @@ std::string QuoteKey(const std::string& key) {
 
 struct Client::Impl::Attempt {
   std::string error;  // "" when etcd answered
-  int status = 0;
-  std::string body;
+  int status = 0;     // HTTP's, or the gateway's for a gRPC status
+  std::string body;   // the answer, or etcd's error message
+  std::string code;   // "HTTP 404", "gRPC NotFound": the status, for messages
+
+  static Attempt Failed(std::string why) {
+    Attempt attempt;
+    attempt.error = std::move(why);
+    return attempt;
+  }
+  static Attempt Http(int status, std::string body) {
+    return {"", status, std::move(body), "HTTP " + std::to_string(status)};
+  }
 };
 
 Client::Impl::Impl(asio::any_io_executor ex, ClientSettings s)
@@ -71,6 +83,9 @@ Client::Impl::Impl(asio::any_io_executor ex, ClientSettings s)
     throw EtcdError(EtcdError::Kind::kSetup, "no etcd endpoint given");
   }
   if (settings.https) tls = MakeTlsContext(settings.tls);
+  grpc = !settings.https && settings.transport == Transport::kGrpc;
+  wire = grpc ? &GrpcWire() : &GatewayWire();
+  channels_.resize(settings.endpoints.size());
 }
 
 std::shared_ptr<HttpConnection> Client::Impl::NewConnection(size_t index) {
@@ -103,6 +118,9 @@ void Client::Impl::Close() {
   if (closed) return;
   closed = true;
   idle_.clear();
+  for (ChannelSlot& slot : channels_) {
+    if (slot.connection) slot.connection->Close();
+  }
   for (auto& weak : live_) {
     if (auto connection = weak.lock()) connection->Close();
   }
@@ -117,27 +135,76 @@ void Client::Impl::ThrowIfClosed(const std::string& what) const {
   if (closed) throw EtcdError(EtcdError::Kind::kClosed, "etcd " + what + ": the client was closed");
 }
 
+Task<std::shared_ptr<GrpcConnection>> Client::Impl::GrpcChannel(size_t index,
+                                                                Clock::time_point deadline,
+                                                                std::string* why) {
+  ChannelSlot& slot = channels_[index];  // the vector never grows: the reference stays valid
+  if (slot.connection && slot.connection->is_open()) co_return slot.connection;
+  if (slot.connecting) {
+    // Another call is connecting: one connection per member, whoever asks.
+    auto connecting = slot.connecting;
+    boost::system::error_code ignored;
+    co_await connecting->async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    if (slot.connection && slot.connection->is_open()) co_return slot.connection;
+    *why = closed ? "closed" : slot.failure;
+    co_return nullptr;
+  }
+  auto connection = std::make_shared<GrpcConnection>(executor, settings.endpoints[index]);
+  slot.connection = connection;
+  slot.connecting = std::make_shared<asio::steady_timer>(executor, Clock::time_point::max());
+  Clock::time_point connect_by = std::min(deadline, Clock::now() + settings.connect_timeout);
+  std::string failed = co_await connection->Connect(connect_by);
+  auto connecting = std::move(slot.connecting);
+  connecting->cancel();
+  if (failed.empty()) co_return connection;
+  slot.failure = failed;
+  if (slot.connection == connection) slot.connection.reset();
+  *why = std::move(failed);
+  co_return nullptr;
+}
+
+Task<Client::Impl::Attempt> Client::Impl::TryGrpc(size_t index, const std::string& path,
+                                                  const std::string& body,
+                                                  Clock::time_point deadline) {
+  std::string why;
+  auto connection = co_await GrpcChannel(index, deadline, &why);
+  if (!connection) co_return Attempt::Failed(why);
+  GrpcConnection::Answer answer = co_await connection->Call(path, body, deadline);
+  if (!answer.error.empty() && !connection->is_open() && !closed && Clock::now() < deadline) {
+    // The member may have closed the connection since its last call: one fresh connection.
+    connection = co_await GrpcChannel(index, deadline, &why);
+    if (!connection) co_return Attempt::Failed(why);
+    answer = co_await connection->Call(path, body, deadline);
+  }
+  if (!answer.error.empty()) co_return Attempt::Failed(answer.error);
+  if (answer.status == 0) co_return Attempt::Http(200, std::move(answer.body));
+  co_return Attempt{"", HttpStatusOfGrpc(answer.status), std::move(answer.message),
+                    "gRPC " + GrpcStatusName(answer.status)};
+}
+
 Task<Client::Impl::Attempt> Client::Impl::TryOnce(size_t index, const std::string& path,
                                                   const std::string& body,
                                                   Clock::time_point deadline) {
+  if (grpc) co_return co_await TryGrpc(index, path, body, deadline);
   if (auto connection = TakeIdle(index)) {
     HttpConnection::Answer answer = co_await connection->Post(path, body, deadline);
     if (answer.error.empty()) {
       if (connection->is_open() && idle_.size() < kMostIdle) idle_.push_back(connection);
-      co_return Attempt{"", answer.status, std::move(answer.body)};
+      co_return Attempt::Http(answer.status, std::move(answer.body));
     }
     // Else the member may have closed the idle connection: one fresh connection below.
-    if (closed) co_return Attempt{answer.error, 0, {}};
+    if (closed) co_return Attempt::Failed(answer.error);
   }
   auto connection = NewConnection(index);
   Clock::time_point connect_by = std::min(deadline, Clock::now() + settings.connect_timeout);
   std::string why = co_await connection->Connect(connect_by);
-  if (!why.empty()) co_return Attempt{why, 0, {}};
+  if (!why.empty()) co_return Attempt::Failed(why);
   HttpConnection::Answer answer = co_await connection->Post(path, body, deadline);
   if (answer.error.empty() && connection->is_open() && idle_.size() < kMostIdle) {
     idle_.push_back(connection);
   }
-  co_return Attempt{answer.error, answer.status, std::move(answer.body)};
+  if (!answer.error.empty()) co_return Attempt::Failed(answer.error);
+  co_return Attempt::Http(answer.status, std::move(answer.body));
 }
 
 Clock::duration Client::Impl::Jitter(Clock::duration low, Clock::duration high) {
@@ -175,8 +242,9 @@ Clock::duration Client::Impl::Pacing::RoundPause() {
   return wait;
 }
 
-Task<std::string> Client::Impl::Call(std::string what, std::string path, std::string body) {
+Task<std::string> Client::Impl::Call(std::string what, Rpc rpc, std::string body) {
   ThrowIfClosed(what);
+  const std::string path = wire->path(rpc);
   const size_t count = settings.endpoints.size();
   const Clock::time_point started = Clock::now();
   const Clock::time_point deadline = started + settings.request_timeout;
@@ -192,14 +260,13 @@ Task<std::string> Client::Impl::Call(std::string what, std::string path, std::st
     if (answer.error.empty() && answer.status < 500) {
       preferred = index;
       if (answer.status == 200) co_return std::move(answer.body);
-      throw EtcdError(EtcdError::Kind::kRefused, Refusal(what, member, answer.body, answer.status));
+      throw EtcdError(EtcdError::Kind::kRefused, Refusal(what, member, answer.body, answer.code));
     }
     pacing.Failed(attempt_by);
     Clock::time_point now = Clock::now();
     // An attempt cut short by the request's deadline says less than an earlier one.
     if (failures[index].empty() || now < deadline) {
-      failures[index] = answer.error.empty() ? "HTTP " + std::to_string(answer.status) + ": " +
-                                                   json::ErrorMessage(answer.body)
+      failures[index] = answer.error.empty() ? answer.code + ": " + json::ErrorMessage(answer.body)
                                              : answer.error;
     }
     if (now >= deadline) break;
@@ -227,22 +294,22 @@ Client::~Client() { impl_->Close(); }
 Task<RangeResult> Client::Range(std::string key, std::string range_end) {
   auto impl = impl_;
   std::string what = "range " + QuoteKey(key);
-  co_return json::ParseRange(
-      co_await impl->Call(what, "/v3/kv/range", json::RangeRequest(key, range_end)));
+  co_return impl->wire->parse_range(
+      co_await impl->Call(what, Rpc::kRange, impl->wire->range_request(key, range_end)));
 }
 
 Task<int64_t> Client::Put(std::string key, std::string value, int64_t lease) {
   auto impl = impl_;
   std::string what = "put " + QuoteKey(key);
-  co_return json::ParsePut(
-      co_await impl->Call(what, "/v3/kv/put", json::PutRequest(key, value, lease)));
+  co_return impl->wire->parse_put(
+      co_await impl->Call(what, Rpc::kPut, impl->wire->put_request(key, value, lease)));
 }
 
 Task<int64_t> Client::Delete(std::string key, std::string range_end) {
   auto impl = impl_;
   std::string what = "delete " + QuoteKey(key);
-  co_return json::ParseDelete(
-      co_await impl->Call(what, "/v3/kv/deleterange", json::DeleteRequest(key, range_end)));
+  co_return impl->wire->parse_delete(
+      co_await impl->Call(what, Rpc::kDeleteRange, impl->wire->delete_request(key, range_end)));
 }
 
 Task<TxnResult> Client::Txn(std::vector<Compare> compare, std::vector<TxnOp> success,
@@ -250,29 +317,30 @@ Task<TxnResult> Client::Txn(std::vector<Compare> compare, std::vector<TxnOp> suc
   auto impl = impl_;
   std::string what = "transaction";
   if (!compare.empty()) what += " on " + QuoteKey(compare.front().key);
-  co_return json::ParseTxn(
-      co_await impl->Call(what, "/v3/kv/txn", json::TxnRequest(compare, success, failure)));
+  co_return impl->wire->parse_txn(
+      co_await impl->Call(what, Rpc::kTxn, impl->wire->txn_request(compare, success, failure)));
 }
 
 Task<int64_t> Client::GrantLease(std::chrono::seconds ttl) {
   auto impl = impl_;
-  co_return json::ParseLeaseGrant(
-      co_await impl->Call("lease grant", "/v3/lease/grant", json::LeaseGrantRequest(ttl)))
+  co_return impl->wire
+      ->parse_lease_grant(co_await impl->Call("lease grant", Rpc::kLeaseGrant,
+                                              impl->wire->lease_grant_request(ttl)))
       .id;
 }
 
 Task<std::chrono::seconds> Client::KeepAliveOnce(int64_t lease) {
   auto impl = impl_;
   std::string what = "keep-alive of lease " + std::to_string(lease);
-  co_return json::ParseKeepAlive(
-      co_await impl->Call(what, "/v3/lease/keepalive", json::LeaseRequest(lease)));
+  co_return impl->wire->parse_keep_alive(
+      co_await impl->Call(what, Rpc::kLeaseKeepAlive, impl->wire->lease_request(lease)));
 }
 
 Task<void> Client::RevokeLease(int64_t lease) {
   auto impl = impl_;
   std::string what = "revoke of lease " + std::to_string(lease);
   try {
-    co_await impl->Call(what, "/v3/lease/revoke", json::LeaseRequest(lease));
+    co_await impl->Call(what, Rpc::kLeaseRevoke, impl->wire->lease_request(lease));
   } catch (const EtcdError& error) {
     // Already gone is what was asked for.
     if (error.kind() != EtcdError::Kind::kRefused ||
@@ -285,7 +353,7 @@ Task<void> Client::RevokeLease(int64_t lease) {
 Task<void> Client::Compact(int64_t revision) {
   auto impl = impl_;
   std::string what = "compaction to revision " + std::to_string(revision);
-  co_await impl->Call(what, "/v3/kv/compaction", json::CompactRequest(revision));
+  co_await impl->Call(what, Rpc::kCompact, impl->wire->compact_request(revision));
 }
 
 void Client::Close() { impl_->Close(); }

@@ -1,11 +1,13 @@
 #pragma once
 // The state one etcd Client shares with its kept leases and watches (internal to
-// rendezvous/etcd/): the settings, the TLS context, the idle connections, the member that
-// answered last, and the one request path with failover (Call).
+// etcd_client/): the settings, the transport and its wire (gRPC: one HTTP/2 connection per
+// member; the gateway: idle HTTP/1.1 connections and the TLS context), the member that answered
+// last, and the one request path with failover (Call).
 //
 // Threads: the executor's thread. Lifetime: shared; every pending coroutine holds it.
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "etcd_client/etcd_client.h"
+#include "etcd_client/etcd_wire.h"
+#include "etcd_client/grpc_connection.h"
 #include "etcd_client/http_connection.h"
 
 namespace cpplaunch::etcd {
@@ -29,12 +33,17 @@ struct Client::Impl {
 
   Impl(boost::asio::any_io_executor executor, ClientSettings settings);
 
-  // POSTs `body` to `path` with failover (etcd_client.h) and returns the body of the 200
-  // answer. `what` names the request in errors ("put '/k'"). Throws EtcdError.
-  Task<std::string> Call(std::string what, std::string path, std::string body);
+  // Sends `rpc` with `body` (encoded by `wire`) with failover (etcd_client.h) and returns the
+  // body of the successful answer. `what` names the request in errors ("put '/k'"). Throws
+  // EtcdError.
+  Task<std::string> Call(std::string what, Rpc rpc, std::string body);
 
-  // A new connection to endpoint `index`, registered so that Close() reaches it.
+  // A new gateway connection to endpoint `index`, registered so that Close() reaches it.
   std::shared_ptr<HttpConnection> NewConnection(size_t index);
+  // The gRPC connection to endpoint `index`, connected first if it has none open (callers that
+  // come meanwhile wait for that one connect). nullptr and *why when it cannot connect.
+  Task<std::shared_ptr<GrpcConnection>> GrpcChannel(size_t index, Clock::time_point deadline,
+                                                    std::string* why);
   void Register(std::weak_ptr<Stoppable> stoppable);
   void Close();
   void ThrowIfClosed(const std::string& what) const;
@@ -60,6 +69,8 @@ struct Client::Impl {
   boost::asio::any_io_executor executor;
   ClientSettings settings;
   std::shared_ptr<TlsContext> tls;  // https only
+  bool grpc = false;                // the transport (ClientSettings::transport, https aside)
+  const Wire* wire = nullptr;       // its codec
   size_t preferred = 0;             // the endpoint that answered last
   bool closed = false;
   std::minstd_rand random{std::random_device{}()};
@@ -68,8 +79,17 @@ struct Client::Impl {
   struct Attempt;
   Task<Attempt> TryOnce(size_t index, const std::string& path, const std::string& body,
                         Clock::time_point deadline);
+  Task<Attempt> TryGrpc(size_t index, const std::string& path, const std::string& body,
+                        Clock::time_point deadline);
   std::shared_ptr<HttpConnection> TakeIdle(size_t index);
 
+  // gRPC: one connection per endpoint, and the connect in progress that others wait for.
+  struct ChannelSlot {
+    std::shared_ptr<GrpcConnection> connection;
+    std::shared_ptr<boost::asio::steady_timer> connecting;
+    std::string failure;  // why the last connect failed
+  };
+  std::vector<ChannelSlot> channels_;
   std::vector<std::shared_ptr<HttpConnection>> idle_;
   std::vector<std::weak_ptr<HttpConnection>> live_;
   std::vector<std::weak_ptr<Stoppable>> stoppables_;

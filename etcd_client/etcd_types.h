@@ -26,12 +26,19 @@ struct TlsFiles {
   std::string key_file;
 };
 
+// How the client reaches etcd: its native gRPC service (one HTTP/2 connection per member that
+// carries every request, watch and renewal), or its HTTP/JSON gateway (HTTP/1.1, a connection
+// per pending request and per watch; about half of etcd's CPU goes to the gateway's JSON).
+enum class Transport { kGrpc, kGateway };
+
 struct ClientSettings {
   // Tried in order; a request moves to the next one on a connection error, a timeout or an
   // HTTP 5xx answer, and later requests start from the member that answered last.
   std::vector<Endpoint> endpoints;
   bool https = false;
   TlsFiles tls;  // https only
+  // https always goes through the gateway: the TLS module offers no ALPN, which gRPC needs.
+  Transport transport = Transport::kGrpc;
   // Bounds one request as a whole: every connection attempt and retry across the endpoints.
   std::chrono::milliseconds request_timeout{std::chrono::seconds(5)};
   // Bound each attempt within it on one member: its TCP (and TLS) connection, and the whole

@@ -32,6 +32,7 @@ struct Watch::State : Stoppable {
     stopped = true;
     timer.cancel();
     if (connection) connection->Close();
+    if (channel) channel->CancelStream(stream);
   }
 
   void End(std::string why) {
@@ -96,12 +97,14 @@ struct Watch::State : Stoppable {
   }
 
   Task<std::string> TryOpen(Clock::time_point deadline) {
+    if (client->grpc) co_return co_await TryOpenGrpc(deadline);
     connection = client->NewConnection(index);
     auto connect_by = std::min(deadline, Clock::now() + client->settings.connect_timeout);
     std::string why = co_await connection->Connect(connect_by);
     if (!why.empty()) co_return why;
     HttpConnection::Answer answer = co_await connection->OpenStream(
-        "/v3/watch", json::WatchCreateRequest(key, range_end, next_revision), deadline);
+        client->wire->path(Rpc::kWatch),
+        client->wire->watch_create_request(key, range_end, next_revision), deadline);
     if (!answer.error.empty()) co_return answer.error;
     if (answer.status != 200) {
       co_return "HTTP " + std::to_string(answer.status) + ": " + json::ErrorMessage(answer.body);
@@ -109,9 +112,26 @@ struct Watch::State : Stoppable {
     co_return "";
   }
 
+  // The watch as a stream of the member's gRPC connection, which the client's requests share.
+  Task<std::string> TryOpenGrpc(Clock::time_point deadline) {
+    std::string why;
+    channel = co_await client->GrpcChannel(index, deadline, &why);
+    if (!channel) co_return why;
+    GrpcConnection::Answer answer = co_await channel->OpenStream(
+        client->wire->path(Rpc::kWatch),
+        client->wire->watch_create_request(key, range_end, next_revision), deadline);
+    if (!answer.error.empty()) co_return answer.error;
+    if (answer.stream == 0) {
+      co_return "gRPC " + GrpcStatusName(answer.status) + ": " + answer.message;
+    }
+    stream = answer.stream;
+    co_return "";
+  }
+
   // Reads the stream until it breaks: "" when the watch ended here (or was stopped), else why
   // the stream broke (move to another member).
   Task<std::string> Stream() {
+    if (client->grpc) co_return co_await StreamGrpc();
     std::string pending;
     for (;;) {
       std::string why = co_await connection->ReadStream(&pending);
@@ -127,11 +147,28 @@ struct Watch::State : Stoppable {
     }
   }
 
+  Task<std::string> StreamGrpc() {
+    // Open() also returns "" when the watch was stopped meanwhile, perhaps without a channel.
+    if (stopped || !channel) co_return "";
+    for (;;) {
+      std::vector<std::string> messages;
+      std::string why = co_await channel->ReadStream(stream, &messages);
+      if (stopped) co_return "";
+      for (const std::string& message : messages) {
+        if (!Deliver(message)) co_return "";
+      }
+      if (!why.empty()) {
+        channel.reset();
+        co_return why;
+      }
+    }
+  }
+
   // One message of the stream; false when the watch is over.
   bool Deliver(const std::string& line) {
     WatchMessage message;
     try {
-      message = json::ParseWatchMessage(line);
+      message = client->wire->parse_watch_message(line);
     } catch (const EtcdError& error) {
       End("the etcd watch of " + QuoteKey(key) + " failed: " + error.what());
       return false;
@@ -171,8 +208,10 @@ struct Watch::State : Stoppable {
   std::function<void(const std::vector<WatchEvent>&)> on_events;
   std::function<void(const std::string&)> on_end;
   asio::steady_timer timer;
-  std::shared_ptr<HttpConnection> connection;
-  size_t index = 0;  // the endpoint streaming the watch
+  std::shared_ptr<HttpConnection> connection;  // the gateway's
+  std::shared_ptr<GrpcConnection> channel;     // gRPC's, shared with the client's requests
+  int32_t stream = 0;                          // the watch's on `channel`
+  size_t index = 0;                            // the endpoint streaming the watch
   bool stopped = false;
   std::string end_reason;
   int64_t compact_revision = 0;

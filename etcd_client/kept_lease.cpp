@@ -8,7 +8,6 @@
 
 #include "etcd_client/etcd_client.h"
 #include "etcd_client/etcd_client_impl.h"
-#include "etcd_client/etcd_json.h"
 
 namespace cpplaunch::etcd {
 namespace {
@@ -55,9 +54,9 @@ struct KeptLease::State : Stoppable {
   // One renewal: the ttl etcd gives back (0: gone), or nullopt when no endpoint answered.
   Task<std::optional<std::chrono::seconds>> RenewOnce() {
     try {
-      co_return json::ParseKeepAlive(
-          co_await client->Call("keep-alive of lease " + std::to_string(id), "/v3/lease/keepalive",
-                                json::LeaseRequest(id)));
+      co_return client->wire->parse_keep_alive(
+          co_await client->Call("keep-alive of lease " + std::to_string(id), Rpc::kLeaseKeepAlive,
+                                client->wire->lease_request(id)));
     } catch (const EtcdError&) {
       co_return std::nullopt;
     }
@@ -106,7 +105,8 @@ asio::awaitable<void> KeptLease::Revoke() {
   state->Stop();
   std::string what = "revoke of lease " + std::to_string(state->id);
   try {
-    co_await state->client->Call(what, "/v3/lease/revoke", json::LeaseRequest(state->id));
+    co_await state->client->Call(what, Rpc::kLeaseRevoke,
+                                 state->client->wire->lease_request(state->id));
   } catch (const EtcdError& error) {
     if (error.kind() != EtcdError::Kind::kRefused ||
         std::string_view(error.what()).find("lease not found") == std::string_view::npos) {
@@ -118,9 +118,8 @@ asio::awaitable<void> KeptLease::Revoke() {
 asio::awaitable<std::unique_ptr<KeptLease>> KeepLease(Client& client, std::chrono::seconds ttl,
                                                       std::function<void()> on_lost) {
   auto impl = client.impl();
-  std::string body =
-      co_await impl->Call("lease grant", "/v3/lease/grant", json::LeaseGrantRequest(ttl));
-  LeaseGrant grant = json::ParseLeaseGrant(body);
+  LeaseGrant grant = impl->wire->parse_lease_grant(
+      co_await impl->Call("lease grant", Rpc::kLeaseGrant, impl->wire->lease_grant_request(ttl)));
   // etcd may have raised the ttl to its minimum: renew on what it granted.
   auto granted = grant.ttl.count() > 0 ? grant.ttl : ttl;
   auto state = std::make_shared<KeptLease::State>(impl, grant.id, granted, std::move(on_lost));

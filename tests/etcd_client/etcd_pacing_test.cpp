@@ -1,6 +1,7 @@
 // The client's pacing against members that are busy, not gone (etcd_types.h, attempt_timeout):
 // fake members on loopback that answer every request, but only after a delay longer than one
-// attempt. No etcd needed; about 1 s.
+// attempt. No etcd needed; about 1 s. The fakes speak the gateway's HTTP/1.1: the pacing lives in
+// Client::Impl::Call, above both transports, so the gateway's is the one tested here.
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
@@ -94,6 +95,7 @@ TEST_CASE("a lone busy member is asked once and waited for, not asked again per 
   SlowMember member(io, 300ms);
   ClientSettings settings;
   settings.endpoints = {member.endpoint()};
+  settings.transport = Transport::kGateway;
   settings.attempt_timeout = 100ms;
   settings.request_timeout = 2s;
   Client client(io.get_executor(), settings);
@@ -109,6 +111,7 @@ TEST_CASE("busy members: each round of the endpoint list waits twice as long as 
   SlowMember second(io, 150ms);
   ClientSettings settings;
   settings.endpoints = {first.endpoint(), second.endpoint()};
+  settings.transport = Transport::kGateway;
   settings.attempt_timeout = 100ms;
   settings.request_timeout = 3s;
   Client client(io.get_executor(), settings);
