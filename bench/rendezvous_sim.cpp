@@ -8,7 +8,7 @@
 //                  [--count-requests 1]
 //   rendezvous_sim --backend etcd --endpoints H:P[,H:P...] --agents K --total N --run-id ID
 //                  [--first-index I] [--store-pid ETCD_PID] [--timeout-s T]
-//                  [--request-timeout-s R]
+//                  [--request-timeout-s R] [--etcd-gateway 1]
 //
 // This process simulates agents I .. I+K-1 of an N-agent job (--nnodes=N); Q processes share the
 // job. Every agent calls Next() at once; each reaches the store (listening on every address) at
@@ -35,6 +35,8 @@
 // With --backend etcd, every agent runs the etcd backend's real EtcdRendezvous with its own
 // EtcdLink (bench/etcd_sim_agent.h) against the etcd cluster at --endpoints; the rendezvous only
 // (no --channel), and the store_cpu_* fields are the CPU of --store-pid, the etcd member.
+// --etcd-gateway 1: the agents reach etcd through its JSON gateway (HTTP/1.1), the transport
+// before gRPC, for a side-by-side measurement.
 // --count-requests 1 counts the store requests by kind (bench/request_tally.h): those of the
 // replacement with --lose, else those of the first rendezvous (until every agent holds it).
 // Output: one JSON object on stdout; times are CLOCK_MONOTONIC nanoseconds, comparable between
@@ -170,6 +172,7 @@ EtcdSettings EtcdSettingsFor(const Options& o) {
     settings->client.request_timeout =
         std::chrono::milliseconds(static_cast<int64_t>(o.request_timeout_s * 1000));
   }
+  if (o.etcd_gateway) settings->client.transport = etcd::Transport::kGateway;
   return *settings;
 }
 
@@ -553,9 +556,10 @@ class Simulation {
 int main(int argc, char** argv) {
   const cpplaunch::Options o = cpplaunch::ParseSimOptions(argc, argv);
   const long limit = static_cast<long>(cpplaunch::posix::RaiseFileLimit().after.soft);
-  // An etcd agent holds its lease's, its watch's and its requests' connections.
-  const long needed =
-      static_cast<long>(o.agents + o.spares) * (o.channel || o.backend == "etcd" ? 4 : 1) + 64;
+  // An etcd agent holds one gRPC connection, or its watch's and its requests' connections through
+  // the gateway (and one more while a renewal runs).
+  const int per_agent = o.backend == "etcd" ? (o.etcd_gateway ? 4 : 1) : o.channel ? 4 : 1;
+  const long needed = static_cast<long>(o.agents + o.spares) * per_agent + 64;
   if (needed > limit) {
     std::fprintf(stderr,
                  "rendezvous_sim: %d agents need %ld file descriptors, over the limit %ld; "

@@ -45,6 +45,8 @@ SimOptions ParseSimOptions(int argc, char** argv) {
       o.endpoints = v;
     else if (a == "--request-timeout-s")
       o.request_timeout_s = std::atof(v);
+    else if (a == "--etcd-gateway")
+      o.etcd_gateway = std::atoi(v) != 0;
     else if (a == "--lose")
       o.lose = std::atoi(v);
     else if (a == "--spares")

@@ -21,6 +21,7 @@ struct SimOptions {
   // agent's own (5 s, or the join timeout when shorter).
   double request_timeout_s = 0;
   int keep_alive_ms = 5000;
+  bool etcd_gateway = false;     // --backend etcd: etcd's JSON gateway instead of its gRPC
   std::string backend = "c10d";  // or "etcd"
   std::string endpoints;         // etcd's, "h:p,h:p"
   int lose = -1;                 // the member agent whose connection is closed, -1: none

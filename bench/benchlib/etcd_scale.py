@@ -27,12 +27,13 @@ sys.path.insert(0, str(ROOT / "tests" / "etcd"))
 
 SIZES = [16, 64, 256, 1000, 4000, 10000]
 QUICK_SIZES = [16, 64]
-FDS_PER_AGENT = 4  # as rendezvous_sim counts: lease, watch and request connections
-# etcd's end: an agent's watch and its request connection (8,019 open at 4,000 agents).
-ETCD_FDS_PER_AGENT = 2
+FDS_PER_AGENT = 1  # as rendezvous_sim counts: an agent's one gRPC connection
+# etcd's end: an agent's one connection, which carries its requests, watch and renewals (through
+# the JSON gateway it took two: 8,019 descriptors open at 4,000 agents, 20,256 needed at 10,000).
+ETCD_FDS_PER_AGENT = 1
 FD_MARGIN = 256
 # One process's agents reach etcd at one loopback address pair, whose ephemeral ports (28,232
-# here) must hold their connections: 2,500 agents' three each fit, 10,000's would not. Each
+# here) must hold their connections, and one process has one core: 2,500 agents each. Each
 # process connects to 127.0.0.<p+1>, on all of which the member listens.
 AGENTS_PER_PROCESS = 2500
 MEMBERS = 3

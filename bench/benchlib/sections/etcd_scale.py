@@ -101,10 +101,9 @@ def growth_text(raw):
         return ""
     return (f" etcd's transactions grow as N^{fit_exponent(pts['txns']):.2f} and its watch events as "
             f"N^{fit_exponent(pts['watch_events']):.2f}: each agent costs etcd about the same requests "
-            "whatever N, and one member answers them one core's worth at a time. Each goes through etcd's "
-            "HTTP/JSON gateway (about half of etcd's CPU at 1,000 agents, by perf), and an agent's watch "
-            "and its requests hold a connection each; the longer the round, the more the agents' "
-            "keep-alives (every 5 s each) and their checks on a silent admitter add to its queue.")
+            "whatever N, and one member answers them one core's worth at a time. Each is a gRPC call on "
+            "the agent's one HTTP/2 connection; the longer the round, the more the agents' keep-alives "
+            "(every 5 s each) and their checks on a silent admitter add to its queue.")
 
 
 def goals(raw, data):
