@@ -31,8 +31,8 @@ struct Wire {
   std::string (*range_request)(std::string_view key, std::string_view range_end);
   std::string (*put_request)(std::string_view key, std::string_view value, int64_t lease);
   std::string (*delete_request)(std::string_view key, std::string_view range_end);
-  std::string (*txn_request)(const std::vector<Compare>& compare,
-                             const std::vector<TxnOp>& success, const std::vector<TxnOp>& failure);
+  std::string (*txn_request)(const std::vector<Compare>& compare, const std::vector<TxnOp>& success,
+                             const std::vector<TxnOp>& failure);
   std::string (*lease_grant_request)(std::chrono::seconds ttl);
   std::string (*lease_request)(int64_t lease);
   std::string (*compact_request)(int64_t revision);

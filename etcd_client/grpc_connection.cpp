@@ -178,8 +178,8 @@ struct GrpcConnection::Impl {
   static asio::awaitable<void> Read(std::shared_ptr<Impl> self) {
     while (self->open) {
       error_code ec;
-      size_t got = co_await self->socket->socket().async_read_some(
-          asio::buffer(self->buffer), asio::redirect_error(kUse, ec));
+      size_t got = co_await self->socket->socket().async_read_some(asio::buffer(self->buffer),
+                                                                   asio::redirect_error(kUse, ec));
       if (!self->open) break;
       if (ec) {
         self->Fail(self->Why(ec));
@@ -302,15 +302,18 @@ struct GrpcConnection::Impl {
     call->request = Framed(message);
     std::string authority = endpoint.ToString();
     std::array<nghttp2_nv, 6> headers{
-        Header(":method", "POST"),         Header(":scheme", "http"),
-        Header(":path", path),             Header(":authority", authority),
-        Header("content-type", "application/grpc"), Header("te", "trailers"),
+        Header(":method", "POST"),
+        Header(":scheme", "http"),
+        Header(":path", path),
+        Header(":authority", authority),
+        Header("content-type", "application/grpc"),
+        Header("te", "trailers"),
     };
     nghttp2_data_provider body{};
     body.source.ptr = call.get();
     body.read_callback = ReadBody;
-    *id = nghttp2_submit_request(session, nullptr, headers.data(), headers.size(), &body,
-                                 call.get());
+    *id =
+        nghttp2_submit_request(session, nullptr, headers.data(), headers.size(), &body, call.get());
     if (*id < 0) {
       *why = std::string("HTTP/2: ") + nghttp2_strerror(*id);
       return nullptr;
@@ -349,8 +352,8 @@ struct GrpcConnection::Impl {
       answer.message = call.message;
       if (call.malformed) answer.error = "a compressed gRPC message, which was not asked for";
     } else if (call.reset_code != 0) {
-      answer.error = "the member reset the call (HTTP/2 error " +
-                     std::to_string(call.reset_code) + ")";
+      answer.error =
+          "the member reset the call (HTTP/2 error " + std::to_string(call.reset_code) + ")";
     } else if (call.http_status != 0 && call.http_status != 200) {
       answer.error = "HTTP " + std::to_string(call.http_status) + " without a gRPC status";
     } else {
@@ -404,8 +407,7 @@ asio::awaitable<std::string> GrpcConnection::Connect(Clock::time_point deadline)
   co_return "";
 }
 
-asio::awaitable<GrpcConnection::Answer> GrpcConnection::Call(std::string path,
-                                                             std::string message,
+asio::awaitable<GrpcConnection::Answer> GrpcConnection::Call(std::string path, std::string message,
                                                              Clock::time_point deadline) {
   auto self = impl_;
   const Clock::time_point started = Clock::now();
@@ -456,9 +458,8 @@ asio::awaitable<std::string> GrpcConnection::ReadStream(int32_t stream,
     co_return self->failure.empty() ? "the member ended the stream" : self->failure;
   }
   auto call = it->second;
-  co_await Impl::Await(*call, Clock::time_point::max(), [&] {
-    return !call->messages.empty() || call->closed || call->cancelled;
-  });
+  co_await Impl::Await(*call, Clock::time_point::max(),
+                       [&] { return !call->messages.empty() || call->closed || call->cancelled; });
   if (call->cancelled) co_return "cancelled";
   for (auto& message : call->messages) out->push_back(std::move(message));
   call->messages.clear();

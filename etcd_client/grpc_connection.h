@@ -27,11 +27,11 @@ class GrpcConnection {
   using Clock = std::chrono::steady_clock;
 
   struct Answer {
-    std::string error;     // "" when the member answered the call
-    int status = 0;        // the gRPC status (0: OK)
-    std::string message;   // grpc-message, percent-decoded (with a status other than 0)
-    std::string body;      // the first message of the answer (Call only)
-    int32_t stream = 0;    // the call's stream (OpenStream only, while it runs)
+    std::string error;    // "" when the member answered the call
+    int status = 0;       // the gRPC status (0: OK)
+    std::string message;  // grpc-message, percent-decoded (with a status other than 0)
+    std::string body;     // the first message of the answer (Call only)
+    int32_t stream = 0;   // the call's stream (OpenStream only, while it runs)
   };
 
   GrpcConnection(boost::asio::any_io_executor executor, Endpoint endpoint);
