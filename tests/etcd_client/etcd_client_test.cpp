@@ -2,8 +2,14 @@
 // this file: key-value operations, transactions, leases, errors.
 #include "etcd_client/etcd_client.h"
 
+#include <dirent.h>
+#include <unistd.h>
+
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <set>
+#include <sstream>
 
 #include "tests/etcd_client/etcd_test_cluster.h"
 
@@ -132,6 +138,69 @@ TEST_CASE("concurrent requests on one client", "[etcd_single]") {
   CHECK(testing::RunUntil(
       io, [&] { return done == 20; }, 10s));
   CHECK(RunTask(io, client.Range(p, PrefixEnd(p))).count == 20);
+}
+
+// How many of this process's descriptors are TCP connections to `port` (from /proc/net/tcp's
+// established sockets and /proc/self/fd's socket inodes).
+int ConnectionsTo(int port) {
+  std::set<std::string> inodes;
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+        timeout >> inode;
+    if (state == "01" && std::stoi(remote.substr(remote.find(':') + 1), nullptr, 16) == port) {
+      inodes.insert(inode);
+    }
+  }
+  int count = 0;
+  DIR* fds = opendir("/proc/self/fd");
+  while (dirent* entry = readdir(fds)) {
+    char target[64] = {};
+    std::string path = std::string("/proc/self/fd/") + entry->d_name;
+    if (readlink(path.c_str(), target, sizeof target - 1) <= 0) continue;
+    std::string text = target;  // "socket:[12345]"
+    if (text.rfind("socket:[", 0) == 0 && inodes.count(text.substr(8, text.size() - 9)) > 0) {
+      ++count;
+    }
+  }
+  closedir(fds);
+  return count;
+}
+
+TEST_CASE("requests, a watch and a kept lease share one connection to the member",
+          "[etcd_single]") {
+  // gRPC multiplexes them: a job of N agents costs a member N descriptors (the gateway took 2N).
+  boost::asio::io_context io;
+  Client client(io.get_executor(), Etcd().Settings());
+  std::string p = Prefix("one_connection");
+  auto lease = RunTask(io, KeepLease(client, 3s, [] {}));
+  size_t events = 0;
+  auto watch = StartWatch(
+      client, p, PrefixEnd(p), 0,
+      [&](const std::vector<WatchEvent>& batch) { events += batch.size(); },
+      [](const std::string&) {});
+  testing::RunUntil(
+      io, [] { return false; }, 200ms);
+  int done = 0;
+  for (int i = 0; i < 10; ++i) {
+    boost::asio::co_spawn(io, client.Put(p + std::to_string(i), "v", lease->id()),
+                          [&](std::exception_ptr error, int64_t) {
+                            CHECK_FALSE(error);
+                            ++done;
+                          });
+  }
+  CHECK(testing::RunUntil(
+      io, [&] { return done == 10 && events == 10; }, 10s));
+  // A renewal comes every second (ttl/3) on its own stream of the same connection.
+  testing::RunUntil(
+      io, [] { return false; }, 1500ms);
+  CHECK_FALSE(lease->lost());
+  CHECK(RunTask(io, client.Range(p, PrefixEnd(p))).count == 10);
+  CHECK(ConnectionsTo(Etcd().endpoints[0].port) == 1);
 }
 
 TEST_CASE("every endpoint gone: one line naming each, within the request timeout",
