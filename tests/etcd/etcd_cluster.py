@@ -133,6 +133,14 @@ class EtcdCluster:
         self._spawn(i)
         self._wait_healthy(i)
 
+    def freeze(self, i):
+        """SIGSTOPs member i: a member that keeps its connections but answers nothing (a host
+        frozen or overloaded); thaw(i) lets it go on."""
+        self.processes[i].send_signal(signal.SIGSTOP)
+
+    def thaw(self, i):
+        self.processes[i].send_signal(signal.SIGCONT)
+
     def close(self):
         if self._closed:
             return
@@ -218,7 +226,7 @@ def _serve(cluster):
         if not words:
             continue
         try:
-            if len(words) == 2 and words[0] in ("stop", "start"):
+            if len(words) == 2 and words[0] in ("stop", "start", "freeze", "thaw"):
                 getattr(cluster, words[0])(int(words[1]))
                 print("ok", flush=True)
             else:

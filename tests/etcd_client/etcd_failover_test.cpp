@@ -74,6 +74,35 @@ TEST_CASE("the loss of the member in use is invisible to requests and to a watch
   CHECK(RunTask(io, client.KeepAliveOnce(lease)) > 0s);
 }
 
+TEST_CASE("a frozen member's request moves on to the next member after one attempt",
+          "[etcd_cluster]") {
+  // Its connection stays open and silent: the attempt's bound, not a broken connection, moves
+  // the request on. A watch shares the connection (gRPC), so only the request's stream ends.
+  boost::asio::io_context io;
+  ClientSettings settings = Etcd().Settings();  // member 0 first
+  settings.attempt_timeout = 300ms;
+  settings.request_timeout = 8s;
+  Client client(io.get_executor(), settings);
+  const std::string key = "/etcd_failover_test/frozen";
+  RunTask(io, client.Put(key, "1"));
+  auto watch = StartWatch(
+      client, key, "", 0, [](const std::vector<WatchEvent>&) {}, [](const std::string&) {});
+  RunUntil(
+      io, [] { return false; }, 200ms);
+  Etcd().Freeze(0);
+  struct Thaw {
+    ~Thaw() { Etcd().Thaw(0); }
+  } thaw;
+  auto started = std::chrono::steady_clock::now();
+  // Member 0 may have led the cluster: the others then elect a leader first (about a second).
+  CHECK(RunTask(io, client.Put(key, "2")) > 0);
+  CHECK(std::chrono::steady_clock::now() - started < 5s);
+  // The next request starts on the member that answered.
+  started = std::chrono::steady_clock::now();
+  CHECK(RunTask(io, client.Range(key)).kvs.at(0).value == "2");
+  CHECK(std::chrono::steady_clock::now() - started < 250ms);
+}
+
 TEST_CASE("a client whose first endpoint is down starts on the next", "[etcd_cluster]") {
   Etcd().Stop(1);
   Restart restart{1};

@@ -78,6 +78,8 @@ void EtcdTestCluster::Command(const std::string& line) {
 
 void EtcdTestCluster::Stop(int i) { Command("stop " + std::to_string(i)); }
 void EtcdTestCluster::Start(int i) { Command("start " + std::to_string(i)); }
+void EtcdTestCluster::Freeze(int i) { Command("freeze " + std::to_string(i)); }
+void EtcdTestCluster::Thaw(int i) { Command("thaw " + std::to_string(i)); }
 
 ClientSettings EtcdTestCluster::Settings() const {
   ClientSettings settings;

@@ -29,6 +29,9 @@ class EtcdTestCluster {
   // SIGKILLs member i (its data stays) / restarts it and waits until it is healthy.
   void Stop(int i);
   void Start(int i);
+  // SIGSTOPs member i (its connections stay open, nothing is answered) / SIGCONTs it.
+  void Freeze(int i);
+  void Thaw(int i);
 
   // The members in order, https with the client certificate when tls.
   ClientSettings Settings() const;
