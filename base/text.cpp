@@ -145,6 +145,12 @@ std::string FormatSeconds(std::chrono::steady_clock::duration duration) {
   return text;
 }
 
+std::string FormatTenths(std::chrono::steady_clock::duration duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
+  return text;
+}
+
 std::string HumanBytes(std::uint64_t bytes) {
   constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes < 1024) return std::to_string(bytes) + " B";

@@ -48,6 +48,8 @@ std::optional<int> ToInt(std::optional<long long> value);
 
 // "12 s" / "1.5 s": a duration for progress lines (whole seconds from 10 s on; never negative).
 std::string FormatSeconds(std::chrono::steady_clock::duration duration);
+// "1.0 s" / "12.3 s": a bound or wait in an error message, always to a tenth of a second.
+std::string FormatTenths(std::chrono::steady_clock::duration duration);
 
 // A byte count in binary units for people: "512 B", "1.5 KiB", "64.0 MiB", "1.5 GiB".
 std::string HumanBytes(std::uint64_t bytes);

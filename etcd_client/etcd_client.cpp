@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <random>
 
+#include "base/text.h"
 #include "etcd_client/etcd_client_impl.h"
 #include "etcd_client/etcd_json.h"
 #include "etcd_client/etcd_wire.h"
@@ -39,12 +40,6 @@ std::string Refusal(const std::string& what, const std::string& member, const st
 }
 
 }  // namespace
-
-std::string SecondsText(Clock::duration duration) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
-  return text;
-}
 
 std::string QuoteKey(const std::string& key) {
   std::string text = "'";
@@ -276,7 +271,7 @@ Task<std::string> Client::Impl::Call(std::string what, Rpc rpc, std::string body
     }
   }
   std::string message = "etcd " + what + " failed on every endpoint (tried for " +
-                        SecondsText(Clock::now() - started) + "):";
+                        FormatTenths(Clock::now() - started) + "):";
   const char* separator = " ";
   for (size_t i = 0; i < count; ++i) {
     if (failures[i].empty()) continue;

@@ -95,8 +95,6 @@ struct Client::Impl {
   std::vector<std::weak_ptr<Stoppable>> stoppables_;
 };
 
-// "1.5 s", for messages.
-std::string SecondsText(std::chrono::steady_clock::duration duration);
 // Quotes a key for messages, bytes outside printable ASCII as \xNN, cut at 80 characters.
 std::string QuoteKey(const std::string& key);
 

@@ -4,6 +4,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "base/text.h"
 #include "etcd_client/etcd_client.h"
 #include "etcd_client/etcd_client_impl.h"
 #include "etcd_client/etcd_json.h"
@@ -85,8 +86,8 @@ struct Watch::State : Stoppable {
     }
     if (stopped) co_return "";
     std::string message = "the etcd watch of " + QuoteKey(key) +
-                          " lost every endpoint (tried for " + SecondsText(Clock::now() - started) +
-                          "):";
+                          " lost every endpoint (tried for " +
+                          FormatTenths(Clock::now() - started) + "):";
     const char* separator = " ";
     for (size_t i = 0; i < failures.size(); ++i) {
       if (failures[i].empty()) continue;

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "base/socket_io.h"
+#include "base/text.h"
 
 namespace cpplaunch::etcd {
 namespace {
@@ -36,12 +37,6 @@ constexpr int32_t kStreamWindow = 4 << 20;
 constexpr int32_t kConnectionWindow = 16 << 20;
 // gRPC's message prefix: a compressed flag and a 4-byte big-endian length.
 constexpr size_t kPrefix = 5;
-
-std::string Seconds(Clock::duration duration) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
-  return text;
-}
 
 std::string Framed(const std::string& message) {
   std::string framed(kPrefix, '\0');
@@ -388,8 +383,9 @@ asio::awaitable<std::string> GrpcConnection::Connect(Clock::time_point deadline)
   if (self->closed) co_return "closed";
   if (ec) {
     self->socket->close();
-    co_return ec == beast::error::timeout ? "no answer within " + Seconds(Clock::now() - started)
-                                          : ec.message();
+    co_return ec == beast::error::timeout
+        ? "no answer within " + FormatTenths(Clock::now() - started)
+        : ec.message();
   }
   self->socket->expires_never();
   int fd = self->socket->socket().native_handle();
@@ -417,7 +413,7 @@ asio::awaitable<GrpcConnection::Answer> GrpcConnection::Call(std::string path, s
   auto call = self->Submit(self, path, message, &id, &why);
   if (!call) co_return Failed(why);
   if (!co_await Impl::Await(*call, deadline, [&] { return call->closed; })) {
-    std::string late = "no answer within " + Seconds(Clock::now() - started);
+    std::string late = "no answer within " + FormatTenths(Clock::now() - started);
     // Nothing at all from the member meanwhile, and no other call (a watch) that a new connection
     // would have to reopen: it is gone or stuck, and the next call connects again. Otherwise
     // only this call ends; a vanished host is noticed by the keep-alive probes.
@@ -442,7 +438,7 @@ asio::awaitable<GrpcConnection::Answer> GrpcConnection::OpenStream(std::string p
   if (!call) co_return Failed(why);
   if (!co_await Impl::Await(*call, deadline, [&] { return call->headers || call->closed; })) {
     self->Cancel(self, id);
-    co_return Failed("no answer within " + Seconds(Clock::now() - started));
+    co_return Failed("no answer within " + FormatTenths(Clock::now() - started));
   }
   if (call->closed) co_return self->Ended(*call);
   Answer answer;

@@ -7,10 +7,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
-#include <cstdio>
 #include <optional>
 
 #include "base/socket_io.h"
+#include "base/text.h"
 #include "etcd_client/tls_stream.h"
 
 namespace cpplaunch::etcd {
@@ -31,12 +31,6 @@ constexpr uint64_t kMaxBody = 256ull << 20;
 constexpr auto kProbeIdle = std::chrono::seconds(5);
 constexpr auto kProbeInterval = std::chrono::seconds(2);
 constexpr int kProbeCount = 3;
-
-std::string Seconds(Clock::duration duration) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
-  return text;
-}
 
 using PlainStream = beast::tcp_stream;
 using SecureStream = TlsStream;
@@ -73,7 +67,7 @@ struct HttpConnection::Impl {
   std::string Why(error_code ec, Clock::time_point started) {
     std::string why = closed ? "closed"
                       : ec == beast::error::timeout
-                          ? "no answer within " + Seconds(Clock::now() - started)
+                          ? "no answer within " + FormatTenths(Clock::now() - started)
                       : ec == http::error::end_of_stream || ec == asio::error::eof
                           ? "the member closed the connection"
                       : ec == TlsFailure() && secure ? secure->error()

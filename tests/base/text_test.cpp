@@ -111,3 +111,10 @@ TEST_CASE("HumanBytes writes bytes in binary units with one decimal") {
   CHECK(HumanBytes(64ull << 20) == "64.0 MiB");
   CHECK(HumanBytes(3ull << 29) == "1.5 GiB");
 }
+
+TEST_CASE("FormatTenths writes a duration to a tenth of a second, past 10 s too") {
+  using namespace std::chrono_literals;
+  CHECK(cpplaunch::FormatTenths(1s) == "1.0 s");
+  CHECK(cpplaunch::FormatTenths(1449ms) == "1.4 s");
+  CHECK(cpplaunch::FormatTenths(12300ms) == "12.3 s");
+}

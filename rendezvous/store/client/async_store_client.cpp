@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "rendezvous/store/client/store_connection.h"
 #include "rendezvous/store/endpoint.h"
 #include "rendezvous/store/owner_table.h"
@@ -181,7 +182,7 @@ AsyncStoreClient::Task<void> AsyncStoreClient::Connect(std::string host, int por
   }
   impl->closed_reason = last_error;
   std::string message = "cannot reach the store at " + impl->peer + " (tried for " +
-                        StoreConnection::Seconds(Clock::now() - started) + "): " + last_error;
+                        FormatTenths(Clock::now() - started) + "): " + last_error;
   if (!resolver_error.empty()) throw StoreNameUnresolved(message, resolver_error);
   throw StoreError(message);
 }

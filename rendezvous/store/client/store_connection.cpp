@@ -6,9 +6,9 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <cstdio>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "rendezvous/store/agent_handshake.h"
 
 namespace cpplaunch {
@@ -22,12 +22,6 @@ namespace {
 constexpr std::size_t kHeardBytes = 200;
 
 }  // namespace
-
-std::string StoreConnection::Seconds(Clock::duration duration) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", std::chrono::duration<double>(duration).count());
-  return text;
-}
 
 std::string StoreConnection::Describe(const Request& request) {
   std::string text = CommandName(request.command);
@@ -205,7 +199,7 @@ Reply StoreConnection::Outcome(const StoreClientScope& scope, Call& call, const 
 void StoreConnection::TimedOut(const StoreClientScope& scope, Call& call, const std::string& what,
                                std::chrono::milliseconds limit) {
   std::string message =
-      what + ": no answer from the store at " + peer + " within " + Seconds(limit);
+      what + ": no answer from the store at " + peer + " within " + FormatTenths(limit);
   if (scope.owner) {
     CloseWith(message);
   } else {
@@ -299,7 +293,7 @@ void StoreConnection::Disarm() {
 void StoreConnection::Fail(const std::string& what, error_code ec) {
   if (timed_out) {
     std::string message = what + ": no answer from the store at " + peer + " within " +
-                          Seconds(options.operation_timeout);
+                          FormatTenths(options.operation_timeout);
     CloseWith(message);
     throw StoreTimeout(message);
   }
@@ -381,7 +375,7 @@ StoreConnection::Task<std::string> StoreConnection::TryConnect(const tcp::endpoi
   co_await socket.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, ec));
   Disarm();
   if (timed_out)
-    co_return "no answer to the connection request within " + Seconds(limit) +
+    co_return "no answer to the connection request within " + FormatTenths(limit) +
         " (host down, or a firewall dropping packets?)";
   if (ec) co_return ec.message();
   socket.set_option(tcp::no_delay(true), ignored);

@@ -81,8 +81,6 @@ struct StoreConnection : std::enable_shared_from_this<StoreConnection> {
   StoreConnection(const boost::asio::any_io_executor& executor, Options opts)
       : socket(executor), timer(executor), options(std::move(opts)) {}
 
-  // "12.0 s", for messages.
-  static std::string Seconds(Clock::duration duration);
   // "GET 'key' (+2 keys)", for messages.
   static std::string Describe(const Request& request);
   // Requests are built outside the coroutines: GCC 12 mis-compiles braced initializer lists
