@@ -14,8 +14,8 @@
 #include <map>
 #include <optional>
 
-#include "base/socket_io.h"
 #include "base/text.h"
+#include "etcd_client/member_socket.h"
 
 namespace cpplaunch::etcd {
 namespace {
@@ -27,11 +27,6 @@ using boost::system::error_code;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kUse = asio::use_awaitable;
-// A connection carries a watch, which is silent while nothing changes: these probes notice a
-// member's host that vanished without closing the connection, within about 11 s.
-constexpr auto kProbeIdle = std::chrono::seconds(5);
-constexpr auto kProbeInterval = std::chrono::seconds(2);
-constexpr int kProbeCount = 3;
 // What the member may send ahead of our reading: a large range in one go, per call and in all.
 constexpr int32_t kStreamWindow = 4 << 20;
 constexpr int32_t kConnectionWindow = 16 << 20;
@@ -371,14 +366,13 @@ asio::awaitable<std::string> GrpcConnection::Connect(Clock::time_point deadline)
   auto self = impl_;  // Close() and destruction while suspended leave this frame valid
   Clock::time_point started = Clock::now();
   if (self->closed) co_return "closed";
-  tcp::resolver resolver(self->executor);
-  error_code ec;
-  auto results = co_await resolver.async_resolve(
-      self->endpoint.host, std::to_string(self->endpoint.port), asio::redirect_error(kUse, ec));
-  if (ec) co_return "cannot resolve '" + self->endpoint.host + "': " + ec.message();
+  std::string unresolved;
+  auto results = co_await ResolveMember(self->executor, self->endpoint, &unresolved);
+  if (!unresolved.empty()) co_return unresolved;
   if (self->closed) co_return "closed";
   self->socket.emplace(self->executor);
   self->socket->expires_at(deadline);
+  error_code ec;
   co_await self->socket->async_connect(results, asio::redirect_error(kUse, ec));
   if (self->closed) co_return "closed";
   if (ec) {
@@ -388,11 +382,9 @@ asio::awaitable<std::string> GrpcConnection::Connect(Clock::time_point deadline)
         : ec.message();
   }
   self->socket->expires_never();
-  int fd = self->socket->socket().native_handle();
-  self->socket->socket().set_option(tcp::no_delay(true), ec);
-  // The agent's workers are forked from this process: they must not hold its connections.
-  SetCloseOnExec(fd);
-  SetTcpKeepAlive(fd, kProbeIdle, kProbeInterval, kProbeCount);
+  PrepareMemberSocket(self->socket->socket());
+  // It carries the watch, silent while nothing changes.
+  ProbeSilentMember(self->socket->socket());
   if (std::string why = self->Start(); !why.empty()) {
     self->socket->close();
     co_return why;

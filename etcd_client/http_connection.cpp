@@ -9,8 +9,8 @@
 #include <boost/beast/http.hpp>
 #include <optional>
 
-#include "base/socket_io.h"
 #include "base/text.h"
+#include "etcd_client/member_socket.h"
 #include "etcd_client/tls_stream.h"
 
 namespace cpplaunch::etcd {
@@ -26,11 +26,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kUse = asio::use_awaitable;
 // etcd's answers are small; a range over many keys stays far below this.
 constexpr uint64_t kMaxBody = 256ull << 20;
-// A watch stream carries nothing while nothing changes: these probes notice a member's host
-// that vanished without closing the connection, within about 11 s.
-constexpr auto kProbeIdle = std::chrono::seconds(5);
-constexpr auto kProbeInterval = std::chrono::seconds(2);
-constexpr int kProbeCount = 3;
 
 using PlainStream = beast::tcp_stream;
 using SecureStream = TlsStream;
@@ -162,11 +157,9 @@ asio::awaitable<std::string> HttpConnection::Connect(Clock::time_point deadline)
   auto self = impl_;  // Close() and destruction while suspended leave this frame valid
   Clock::time_point started = Clock::now();
   if (self->closed) co_return "closed";
-  tcp::resolver resolver(self->executor);
-  error_code ec;
-  auto results = co_await resolver.async_resolve(
-      self->endpoint.host, std::to_string(self->endpoint.port), asio::redirect_error(kUse, ec));
-  if (ec) co_return "cannot resolve '" + self->endpoint.host + "': " + ec.message();
+  std::string unresolved;
+  auto results = co_await ResolveMember(self->executor, self->endpoint, &unresolved);
+  if (!unresolved.empty()) co_return unresolved;
   if (self->closed) co_return "closed";
   self->buffer.clear();
   self->stream_parser.reset();
@@ -181,11 +174,10 @@ asio::awaitable<std::string> HttpConnection::Connect(Clock::time_point deadline)
     self->plain.emplace(self->executor);
   }
   self->Lowest().expires_at(deadline);
+  error_code ec;
   co_await self->Lowest().async_connect(results, asio::redirect_error(kUse, ec));
   if (ec) co_return self->Why(ec, started);
-  self->Lowest().socket().set_option(tcp::no_delay(true), ec);
-  // The agent's workers are forked from this process: they must not hold its connections.
-  SetCloseOnExec(self->Lowest().socket().native_handle());
+  PrepareMemberSocket(self->Lowest().socket());
   if (self->tls) {
     std::string why = co_await self->Handshake(started);
     if (!why.empty()) co_return why;
@@ -227,7 +219,7 @@ asio::awaitable<HttpConnection::Answer> HttpConnection::OpenStream(std::string t
   Clock::time_point started = Clock::now();
   if (!self->open) co_return Answer{self->closed ? "closed" : "not connected", 0, {}};
   self->used = true;
-  SetTcpKeepAlive(self->Lowest().socket().native_handle(), kProbeIdle, kProbeInterval, kProbeCount);
+  ProbeSilentMember(self->Lowest().socket());
   self->Lowest().expires_at(deadline);
   auto request = self->MakeRequest(target, std::move(body));
   error_code ec;
