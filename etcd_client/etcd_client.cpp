@@ -316,26 +316,21 @@ Task<TxnResult> Client::Txn(std::vector<Compare> compare, std::vector<TxnOp> suc
       co_await impl->Call(what, Rpc::kTxn, impl->wire->txn_request(compare, success, failure)));
 }
 
-Task<int64_t> Client::GrantLease(std::chrono::seconds ttl) {
-  auto impl = impl_;
-  co_return impl->wire
-      ->parse_lease_grant(co_await impl->Call("lease grant", Rpc::kLeaseGrant,
-                                              impl->wire->lease_grant_request(ttl)))
-      .id;
+Task<LeaseGrant> Client::Impl::GrantLease(std::chrono::seconds ttl) {
+  co_return wire->parse_lease_grant(
+      co_await Call("lease grant", Rpc::kLeaseGrant, wire->lease_grant_request(ttl)));
 }
 
-Task<std::chrono::seconds> Client::KeepAliveOnce(int64_t lease) {
-  auto impl = impl_;
+Task<std::chrono::seconds> Client::Impl::KeepAliveOnce(int64_t lease) {
   std::string what = "keep-alive of lease " + std::to_string(lease);
-  co_return impl->wire->parse_keep_alive(
-      co_await impl->Call(what, Rpc::kLeaseKeepAlive, impl->wire->lease_request(lease)));
+  co_return wire->parse_keep_alive(
+      co_await Call(what, Rpc::kLeaseKeepAlive, wire->lease_request(lease)));
 }
 
-Task<void> Client::RevokeLease(int64_t lease) {
-  auto impl = impl_;
+Task<void> Client::Impl::RevokeLease(int64_t lease) {
   std::string what = "revoke of lease " + std::to_string(lease);
   try {
-    co_await impl->Call(what, Rpc::kLeaseRevoke, impl->wire->lease_request(lease));
+    co_await Call(what, Rpc::kLeaseRevoke, wire->lease_request(lease));
   } catch (const EtcdError& error) {
     // Already gone is what was asked for.
     if (error.kind() != EtcdError::Kind::kRefused ||
@@ -343,6 +338,21 @@ Task<void> Client::RevokeLease(int64_t lease) {
       throw;
     }
   }
+}
+
+Task<int64_t> Client::GrantLease(std::chrono::seconds ttl) {
+  auto impl = impl_;
+  co_return (co_await impl->GrantLease(ttl)).id;
+}
+
+Task<std::chrono::seconds> Client::KeepAliveOnce(int64_t lease) {
+  auto impl = impl_;
+  co_return co_await impl->KeepAliveOnce(lease);
+}
+
+Task<void> Client::RevokeLease(int64_t lease) {
+  auto impl = impl_;
+  co_await impl->RevokeLease(lease);
 }
 
 Task<void> Client::Compact(int64_t revision) {

@@ -37,6 +37,10 @@ struct Client::Impl {
   // body of the successful answer. `what` names the request in errors ("put '/k'"). Throws
   // EtcdError.
   Task<std::string> Call(std::string what, Rpc rpc, std::string body);
+  // The lease calls the client and its kept leases share (etcd_client.h says what each does).
+  Task<LeaseGrant> GrantLease(std::chrono::seconds ttl);
+  Task<std::chrono::seconds> KeepAliveOnce(int64_t lease);
+  Task<void> RevokeLease(int64_t lease);
 
   // A new gateway connection to endpoint `index`, registered so that Close() reaches it.
   std::shared_ptr<HttpConnection> NewConnection(size_t index);

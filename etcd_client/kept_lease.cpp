@@ -54,9 +54,7 @@ struct KeptLease::State : Stoppable {
   // One renewal: the ttl etcd gives back (0: gone), or nullopt when no endpoint answered.
   Task<std::optional<std::chrono::seconds>> RenewOnce() {
     try {
-      co_return client->wire->parse_keep_alive(
-          co_await client->Call("keep-alive of lease " + std::to_string(id), Rpc::kLeaseKeepAlive,
-                                client->wire->lease_request(id)));
+      co_return co_await client->KeepAliveOnce(id);
     } catch (const EtcdError&) {
       co_return std::nullopt;
     }
@@ -103,23 +101,13 @@ bool KeptLease::lost() const { return state_->lost; }
 asio::awaitable<void> KeptLease::Revoke() {
   auto state = state_;
   state->Stop();
-  std::string what = "revoke of lease " + std::to_string(state->id);
-  try {
-    co_await state->client->Call(what, Rpc::kLeaseRevoke,
-                                 state->client->wire->lease_request(state->id));
-  } catch (const EtcdError& error) {
-    if (error.kind() != EtcdError::Kind::kRefused ||
-        std::string_view(error.what()).find("lease not found") == std::string_view::npos) {
-      throw;
-    }
-  }
+  co_await state->client->RevokeLease(state->id);
 }
 
 asio::awaitable<std::unique_ptr<KeptLease>> KeepLease(Client& client, std::chrono::seconds ttl,
                                                       std::function<void()> on_lost) {
   auto impl = client.impl();
-  LeaseGrant grant = impl->wire->parse_lease_grant(
-      co_await impl->Call("lease grant", Rpc::kLeaseGrant, impl->wire->lease_grant_request(ttl)));
+  LeaseGrant grant = co_await impl->GrantLease(ttl);
   // etcd may have raised the ttl to its minimum: renew on what it granted.
   auto granted = grant.ttl.count() > 0 ? grant.ttl : ttl;
   auto state = std::make_shared<KeptLease::State>(impl, grant.id, granted, std::move(on_lost));
