@@ -10,7 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <cstdio>
+#include <charconv>
 #include <map>
 #include <optional>
 
@@ -40,13 +40,15 @@ std::string Framed(const std::string& message) {
   return framed + message;
 }
 
-// grpc-message is percent-encoded (gRPC's HTTP/2 mapping).
+// grpc-message is percent-encoded (gRPC's HTTP/2 mapping); a '%' not followed by two hex digits
+// stays as it is.
 std::string PercentDecoded(std::string_view text) {
   std::string decoded;
   for (size_t i = 0; i < text.size(); ++i) {
-    unsigned value = 0;
+    unsigned char value = 0;
+    const char* digits = text.data() + i + 1;
     if (text[i] == '%' && i + 2 < text.size() &&
-        std::sscanf(std::string(text.substr(i + 1, 2)).c_str(), "%2x", &value) == 1) {
+        std::from_chars(digits, digits + 2, value, 16).ptr == digits + 2) {
       decoded += static_cast<char>(value);
       i += 2;
     } else {
@@ -63,7 +65,7 @@ GrpcConnection::Answer Failed(std::string why) {
 }
 
 nghttp2_nv Header(std::string_view name, std::string_view value) {
-  // nghttp2 copies neither: the strings live until the request is submitted (it copies then).
+  // Borrowed: nghttp2_submit_request copies the names and values it is given.
   return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
           reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
           NGHTTP2_NV_FLAG_NONE};
